@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# gps: top-level build.
+#
+#   make            gps.ko for every kernel series (build/<series>/kmod/),
+#                   the library (lib/), the tests (build/tests/)
+#   make check      install dependencies (skip: NO_DEPS=1), build, run the
+#                   host unit tests, then the kselftests in qemu for every
+#                   kernel series x node count; ends with "N passed, N failed"
+#   make run        the main job: RUN_CMD in a RUN_NODES-node RUN_SERIES VM
+#   make install    the library (PREFIX, DESTDIR), delegated to lib/
+#
+# Variables: SERIES (kernel series, default "6.1 6.12"), NODES (node counts
+# for check, default "1 2 4"), GPS_DEBUG=1 (build with CONFIG_GPS_DEBUG),
+# VM_TIMEOUT (seconds per VM), NO_DEPS=1.
+
+SERIES ?= 6.1 6.12
+NODES ?= 1 2 4
+VM_TIMEOUT ?= 900
+BUILD := $(CURDIR)/build
+
+RUN_SERIES ?= 6.12
+RUN_NODES ?= 4
+# The main workload; the foundation test until a workload exists.
+RUN_CMD ?= build/tests/kmod/foundation
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+
+HAVE_LIB := $(wildcard lib/Makefile)
+
+KMOD_FLAGS := GPS_INCLUDE=$(CURDIR)/include KCFLAGS=-Werror
+ifeq ($(GPS_DEBUG),1)
+KMOD_FLAGS += CONFIG_GPS_DEBUG=y
+endif
+
+ifeq ($(NO_DEPS),1)
+DEPS := @true
+else
+DEPS := tools/install-deps.sh
+endif
+
+all: modules lib tests tools
+
+# gps.ko per kernel series: the kmod/ sources are copied to
+# build/<series>/kmod/ so that the two builds never clobber each other.
+modules: $(addprefix module-,$(SERIES))
+
+module-%: FORCE
+	@kdir=$$(tools/gps-kernel headers $*) || exit 1; \
+	mkdir -p $(BUILD)/$*/kmod && \
+	(cd kmod && find . -type f \( -name '*.[ch]' -o -name Kbuild \
+		-o -name Makefile \) ! -name '*.mod.c' \
+		-exec cp -p --parents {} $(BUILD)/$*/kmod/ \;) && \
+	echo "  KMOD    $* ($$kdir)" && \
+	$(MAKE) -s -C $(BUILD)/$*/kmod KDIR=$$kdir $(KMOD_FLAGS)
+
+lib: FORCE
+ifneq ($(HAVE_LIB),)
+	$(MAKE) -C lib
+endif
+
+tests: lib FORCE
+	$(MAKE) -C tests
+
+tools: FORCE
+	@test -x tools/gps-vm && test -x tools/gps-kernel
+
+check: FORCE
+	$(DEPS)
+	$(MAKE) all
+	tests/run-check.sh -s "$(SERIES)" -n "$(NODES)" -t $(VM_TIMEOUT)
+
+run: FORCE
+	$(DEPS)
+	$(MAKE) all
+	tools/gps-vm -B -k $(RUN_SERIES) -n $(RUN_NODES) -t $(VM_TIMEOUT) -- $(RUN_CMD)
+
+install: FORCE
+ifneq ($(HAVE_LIB),)
+	$(MAKE) -C lib install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+else
+	@echo "make install: no lib/Makefile yet" >&2; exit 1
+endif
+
+clean: FORCE
+	rm -rf $(BUILD)/tests $(foreach s,$(SERIES),$(BUILD)/$(s)/kmod)
+ifneq ($(HAVE_LIB),)
+	$(MAKE) -C lib clean
+endif
+
+# also drops the cached kernel images and the kselftest harness
+distclean: clean
+	rm -rf $(BUILD)
+
+FORCE:
+
+.PHONY: all modules lib tests tools check run install clean distclean FORCE
