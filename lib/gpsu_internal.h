@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal state of libgpsu.
+ *
+ * Lock order (outer to inner):
+ *
+ *   gpsu.stream_lock          (list of streams, default streams)
+ *     stream->lock            (its op queue and state)
+ *       event->lock           (its completion state)
+ *   gpsu.alloc_lock (rwlock)  (the allocation range index)
+ *   pool->run_lock            (one kernel at a time per device pool)
+ *     pool->lock              (the pool's current job)
+ *
+ * No lock is held while a kernel runs or while an ioctl sleeps, except
+ * pool->run_lock, which only serialises kernels of one device.
+ */
+#ifndef GPSU_INTERNAL_H
+#define GPSU_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gpsu.h"
+#include <linux/gps.h>
+
+#define GPSU_API __attribute__((visibility("default")))
+
+#define GPSU_DEFAULT_DEV	"/dev/gps"
+
+enum gpsu_kind {
+	GPSU_KIND_GPS = 1,
+	GPSU_KIND_CONV,
+	GPSU_KIND_HOST,
+	GPSU_KIND_MANAGED,
+};
+
+/* One allocation of any kind; views[d] is device d's view (GPS only). */
+struct gpsu_alloc {
+	enum gpsu_kind kind;
+	uint64_t handle;	/* driver handle (GPS, CONV) */
+	size_t size;		/* bytes requested */
+	size_t map_size;	/* bytes mapped per view */
+	size_t page_size;	/* GPS page size or system page size */
+	int home;		/* home device */
+	unsigned int flags;
+	int nviews;		/* number of mapped views */
+	char *base;		/* the pointer handed out */
+	char *views[GPS_MAX_DEVICES];
+};
+
+struct gpsu_device {
+	int node;
+	int nr_cpus;
+	int cpus[GPS_MAX_DEVICE_CPUS];
+	struct gpsu_pool *pool;	/* created at the first launch */
+};
+
+struct gpsu_ctx {
+	pthread_once_t once;
+	gpsError_t init_err;	/* gpsSuccess once usable */
+	int fd;
+	int ndev;
+	struct gps_version_args ver;
+	struct gpsu_device dev[GPS_MAX_DEVICES];
+
+	pthread_mutex_t pool_lock;	/* creation of dev[].pool */
+
+	pthread_rwlock_t alloc_lock;	/* ranges, nranges, host_mask */
+	struct gpsu_range *ranges;	/* sorted by start */
+	size_t nranges, cap_ranges;
+	uint64_t host_mask;	/* homes of live GPS allocations */
+	uint64_t alloc_gen;	/* bumped when an allocation goes away */
+
+	pthread_mutex_t stream_lock;	/* stream and event lists, refs,
+					 * default_stream[] */
+	struct gpsStream *default_stream[GPS_MAX_DEVICES];
+};
+
+struct gpsu_range {
+	uintptr_t start, end;	/* [start, end) of one view */
+	struct gpsu_alloc *a;
+	int dev;		/* whose view, -1 when not a GPS view */
+};
+
+/* Per-thread state: current device, last error, kernel coordinates. */
+struct gpsu_tls {
+	int device;		/* current device (host thread) */
+	int in_kernel;		/* 1 on a worker running a kernel */
+	int kdevice;		/* device the kernel runs on */
+	gpsError_t last_err;
+	gpsDim3 thread_idx, block_idx, block_dim, grid_dim;
+	/* gpsDevicePtr lookup cache */
+	uint64_t cache_gen;
+	uintptr_t cache_start, cache_end;
+	struct gpsu_alloc *cache_a;
+};
+
+extern struct gpsu_ctx gpsu;
+extern _Thread_local struct gpsu_tls gpsu_tls;
+
+/* error.c */
+gpsError_t gpsu_ret(gpsError_t err);
+gpsError_t gpsu_errno(int err);
+
+/* context.c */
+gpsError_t gpsu_init(void);
+const char *gpsu_dev_path(void);
+int gpsu_cur_device(void);
+int gpsu_ioctl(unsigned long cmd, void *arg);
+gpsError_t gpsu_fence(int device);
+
+/* memory.c */
+struct gpsu_alloc *gpsu_lookup(const void *p, int *dev, size_t *off);
+void gpsu_free_all_allocs(void);
+gpsError_t gpsu_do_memcpy(void *dst, const void *src, size_t n, int device);
+gpsError_t gpsu_do_memset(void *p, int value, size_t n);
+gpsError_t gpsu_check_copy(void *dst, const void *src, size_t n,
+			   gpsMemcpyKind kind);
+gpsError_t gpsu_check_set(void *p, size_t n);
+gpsError_t gpsu_do_prefetch(const void *p, size_t n, int device);
+gpsError_t gpsu_check_prefetch(const void *p, size_t n, int device);
+void *gpsu_translate(const void *p, int device);
+uint64_t gpsu_host_mask(void);
+
+/* launch.c */
+struct gpsu_launch {
+	gpsKernel_t fn;
+	gpsDim3 grid, block;
+	void *args;		/* per-launch copy, already translated */
+	int device;
+};
+gpsError_t gpsu_run_kernel(struct gpsu_launch *l);
+
+/* stream.c */
+gpsError_t gpsu_stream_get(gpsStream_t s, struct gpsStream **out);
+gpsError_t gpsu_enqueue_kernel(struct gpsStream *s, struct gpsu_launch *l);
+int gpsu_stream_device(struct gpsStream *s);
+gpsError_t gpsu_sync_device(int device, bool fence);
+gpsError_t gpsu_sync_all(void);
+gpsError_t gpsu_enqueue_copy(struct gpsStream *s, void *dst,
+			     const void *src, size_t n);
+gpsError_t gpsu_enqueue_set(struct gpsStream *s, void *p, int v, size_t n);
+gpsError_t gpsu_enqueue_prefetch(struct gpsStream *s, const void *p,
+				 size_t n, int device);
+
+#endif /* GPSU_INTERNAL_H */

@@ -1,0 +1,932 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Memory: GPS, conventional, host and managed allocations, copies, sets,
+ * advice, prefetch, pointer translation, and the (future) tracking hook.
+ *
+ * Every allocation is entered in one sorted index of address ranges, one
+ * range per mapped view, so that any pointer into any view is recognised.
+ * The pointer handed out for a GPS allocation is its home device's view;
+ * host code using it behaves as the home device would.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <numa.h>
+#include <numaif.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "gpsu_internal.h"
+
+#define GPSU_COPY_CHUNK	(64UL << 20)	/* bytes per READ/WRITE ioctl */
+
+static size_t gpsu_sys_page(void)
+{
+	static size_t ps;
+
+	if (!ps)
+		ps = (size_t)sysconf(_SC_PAGESIZE);
+	return ps;
+}
+
+/* ---- the range index ---------------------------------------------- */
+
+/* Index of the last range whose start <= p, or -1. Caller holds the lock. */
+static long gpsu_range_find(uintptr_t p)
+{
+	long lo = 0, hi = (long)gpsu.nranges - 1, res = -1;
+
+	while (lo <= hi) {
+		long mid = lo + (hi - lo) / 2;
+
+		if (gpsu.ranges[mid].start <= p) {
+			res = mid;
+			lo = mid + 1;
+		} else {
+			hi = mid - 1;
+		}
+	}
+	return res;
+}
+
+static int gpsu_range_add(uintptr_t start, size_t len, struct gpsu_alloc *a,
+			  int dev)
+{
+	long i;
+
+	if (gpsu.nranges == gpsu.cap_ranges) {
+		size_t cap = gpsu.cap_ranges ? 2 * gpsu.cap_ranges : 64;
+		struct gpsu_range *r;
+
+		r = realloc(gpsu.ranges, cap * sizeof(*r));
+		if (!r)
+			return -1;
+		gpsu.ranges = r;
+		gpsu.cap_ranges = cap;
+	}
+	i = gpsu_range_find(start) + 1;
+	memmove(&gpsu.ranges[i + 1], &gpsu.ranges[i],
+		(gpsu.nranges - i) * sizeof(gpsu.ranges[0]));
+	gpsu.ranges[i].start = start;
+	gpsu.ranges[i].end = start + len;
+	gpsu.ranges[i].a = a;
+	gpsu.ranges[i].dev = dev;
+	gpsu.nranges++;
+	return 0;
+}
+
+static void gpsu_range_del_alloc(struct gpsu_alloc *a)
+{
+	size_t i, j = 0;
+
+	for (i = 0; i < gpsu.nranges; i++)
+		if (gpsu.ranges[i].a != a)
+			gpsu.ranges[j++] = gpsu.ranges[i];
+	gpsu.nranges = j;
+}
+
+static void gpsu_recompute_host_mask(void)
+{
+	uint64_t mask = 0;
+	size_t i;
+
+	for (i = 0; i < gpsu.nranges; i++)
+		if (gpsu.ranges[i].a->kind == GPSU_KIND_GPS)
+			mask |= 1ULL << gpsu.ranges[i].a->home;
+	gpsu.host_mask = mask;
+}
+
+static gpsError_t gpsu_register(struct gpsu_alloc *a)
+{
+	int d;
+
+	pthread_rwlock_wrlock(&gpsu.alloc_lock);
+	if (a->kind == GPSU_KIND_GPS) {
+		for (d = 0; d < a->nviews; d++)
+			if (gpsu_range_add((uintptr_t)a->views[d], a->map_size,
+					   a, d))
+				goto err_nomem;
+		gpsu.host_mask |= 1ULL << a->home;
+	} else if (gpsu_range_add((uintptr_t)a->base, a->map_size, a, -1)) {
+		goto err_nomem;
+	}
+	pthread_rwlock_unlock(&gpsu.alloc_lock);
+	return gpsSuccess;
+
+err_nomem:
+	gpsu_range_del_alloc(a);
+	pthread_rwlock_unlock(&gpsu.alloc_lock);
+	return gpsErrorMemoryAllocation;
+}
+
+/*
+ * The allocation holding @p (any view), the view's device in *@dev (-1
+ * for non-GPS memory) and the offset of @p in it; NULL if none.
+ */
+struct gpsu_alloc *gpsu_lookup(const void *p, int *dev, size_t *off)
+{
+	struct gpsu_alloc *a = NULL;
+	uintptr_t u = (uintptr_t)p;
+	long i;
+
+	pthread_rwlock_rdlock(&gpsu.alloc_lock);
+	i = gpsu_range_find(u);
+	if (i >= 0 && u < gpsu.ranges[i].end) {
+		a = gpsu.ranges[i].a;
+		if (dev)
+			*dev = gpsu.ranges[i].dev;
+		if (off)
+			*off = u - gpsu.ranges[i].start;
+	}
+	pthread_rwlock_unlock(&gpsu.alloc_lock);
+	return a;
+}
+
+uint64_t gpsu_host_mask(void)
+{
+	uint64_t m;
+
+	pthread_rwlock_rdlock(&gpsu.alloc_lock);
+	m = gpsu.host_mask;
+	pthread_rwlock_unlock(&gpsu.alloc_lock);
+	return m;
+}
+
+void *gpsu_translate(const void *p, int device)
+{
+	struct gpsu_alloc *a;
+	size_t off;
+	int dev;
+
+	if (device < 0 || device >= gpsu.ndev)
+		return (void *)p;
+	a = gpsu_lookup(p, &dev, &off);
+	if (!a || a->kind != GPSU_KIND_GPS)
+		return (void *)p;
+	return a->views[device] + off;
+}
+
+GPSU_API void *gpsDevicePtr(const void *p)
+{
+	struct gpsu_tls *t = &gpsu_tls;
+	uintptr_t u = (uintptr_t)p;
+	int device = gpsu_cur_device();
+	uint64_t gen;
+	struct gpsu_alloc *a;
+	size_t off;
+	int dev;
+
+	if (!p || device >= gpsu.ndev)
+		return (void *)p;
+	gen = __atomic_load_n(&gpsu.alloc_gen, __ATOMIC_ACQUIRE);
+	if (t->cache_a && t->cache_gen == gen && u >= t->cache_start &&
+	    u < t->cache_end)
+		return t->cache_a->views[device] + (u - t->cache_start);
+	a = gpsu_lookup(p, &dev, &off);
+	if (!a || a->kind != GPSU_KIND_GPS)
+		return (void *)p;
+	t->cache_a = a;
+	t->cache_gen = gen;
+	t->cache_start = u - off;
+	t->cache_end = u - off + a->map_size;
+	return a->views[device] + off;
+}
+
+/* ---- allocation ---------------------------------------------------- */
+
+static gpsError_t gpsu_driver_alloc(void **ptr, size_t size, unsigned int kind,
+				    unsigned int flags, unsigned int psize)
+{
+	struct gps_alloc_args args;
+	struct gps_free_args fr;
+	struct gpsu_alloc *a;
+	gpsError_t err;
+	int d, home = gpsu_tls.device, first, last;
+
+	if (home < 0 || home >= gpsu.ndev)
+		return gpsErrorInvalidDevice;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return gpsErrorMemoryAllocation;
+	memset(&args, 0, sizeof(args));
+	args.size = size;
+	args.kind = kind;
+	args.flags = flags;
+	args.home = home;
+	args.page_size = psize;
+	if (gpsu_ioctl(GPS_IOC_ALLOC, &args)) {
+		err = gpsu_errno(errno);
+		if (err == gpsErrorOperatingSystem ||
+		    err == gpsErrorNotSupported)
+			err = gpsErrorMemoryAllocation;
+		free(a);
+		return err;
+	}
+	a->kind = kind == GPS_MEM_GPS ? GPSU_KIND_GPS : GPSU_KIND_CONV;
+	a->handle = args.handle;
+	a->size = size;
+	a->map_size = args.alloc_size;
+	a->page_size = args.out_page_size ? args.out_page_size :
+		       gpsu.ver.page_size;
+	a->home = home;
+	a->flags = flags;
+	/* GPS: every device's view. Conventional: the home view only. */
+	first = a->kind == GPSU_KIND_GPS ? 0 : home;
+	last = a->kind == GPSU_KIND_GPS ? gpsu.ndev - 1 : home;
+	for (d = first; d <= last; d++) {
+		void *v = mmap(NULL, a->map_size, PROT_READ | PROT_WRITE,
+			       MAP_SHARED, gpsu.fd,
+			       (off_t)(args.offset + d * args.view_stride));
+
+		if (v == MAP_FAILED) {
+			err = gpsErrorMemoryAllocation;
+			goto err_unmap;
+		}
+		a->views[d] = v;
+		a->nviews = d + 1;
+	}
+	a->base = a->views[home];
+	err = gpsu_register(a);
+	if (err)
+		goto err_unmap;
+	*ptr = a->base;
+	return gpsSuccess;
+
+err_unmap:
+	for (d = 0; d < GPS_MAX_DEVICES; d++)
+		if (a->views[d])
+			munmap(a->views[d], a->map_size);
+	memset(&fr, 0, sizeof(fr));
+	fr.handle = a->handle;
+	gpsu_ioctl(GPS_IOC_FREE, &fr);
+	free(a);
+	return err;
+}
+
+#define GPSU_PAGE_FLAGS (gpsMemGPSPage4K | gpsMemGPSPage64K | gpsMemGPSPage2M)
+
+GPSU_API gpsError_t gpsMallocGPS(void **ptr, size_t size, unsigned int flags)
+{
+	unsigned int psize = 0, pflags = flags & GPSU_PAGE_FLAGS;
+	gpsError_t err;
+
+	if (!ptr || !size || size > (SIZE_MAX >> 2))
+		return gpsu_ret(gpsErrorInvalidValue);
+	if (flags & ~(gpsMemGPSManual | GPSU_PAGE_FLAGS))
+		return gpsu_ret(gpsErrorInvalidValue);
+	if (pflags & (pflags - 1))	/* more than one page size */
+		return gpsu_ret(gpsErrorInvalidValue);
+	if (pflags == gpsMemGPSPage4K)
+		psize = GPS_PAGE_4K;
+	else if (pflags == gpsMemGPSPage64K)
+		psize = GPS_PAGE_64K;
+	else if (pflags == gpsMemGPSPage2M)
+		psize = GPS_PAGE_2M;
+	err = gpsu_init();
+	if (err)
+		return gpsu_ret(err);
+	return gpsu_ret(gpsu_driver_alloc(ptr, size, GPS_MEM_GPS,
+			(flags & gpsMemGPSManual) ? GPS_ALLOC_MANUAL : 0,
+			psize));
+}
+
+GPSU_API gpsError_t gpsMalloc(void **ptr, size_t size)
+{
+	gpsError_t err;
+
+	if (!ptr || !size || size > (SIZE_MAX >> 2))
+		return gpsu_ret(gpsErrorInvalidValue);
+	err = gpsu_init();
+	if (err)
+		return gpsu_ret(err);
+	return gpsu_ret(gpsu_driver_alloc(ptr, size, GPS_MEM_CONVENTIONAL,
+					  0, 0));
+}
+
+static gpsError_t gpsu_anon_alloc(void **ptr, size_t size,
+				  enum gpsu_kind kind)
+{
+	size_t ps = gpsu_sys_page(), len;
+	struct gpsu_alloc *a;
+	gpsError_t err;
+	void *p;
+
+	if (!ptr || !size || size > (SIZE_MAX >> 2))
+		return gpsErrorInvalidValue;
+	err = gpsu_init();
+	if (err)
+		return err;
+	len = (size + ps - 1) & ~(ps - 1);
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return gpsErrorMemoryAllocation;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		free(a);
+		return gpsErrorMemoryAllocation;
+	}
+	if (kind == GPSU_KIND_HOST) {
+		unsigned long mask[GPS_MAX_DEVICES / 64 + 1] = { 0 };
+		int node = gpsu.dev[gpsu_tls.device].node;
+
+		if (node >= 0 && node < GPS_MAX_DEVICES) {
+			mask[node / 64] |= 1UL << (node % 64);
+			/* placement is best effort: ignore failures */
+			(void)mbind(p, len, MPOL_PREFERRED, mask,
+				    GPS_MAX_DEVICES + 1, 0);
+		}
+		(void)mlock(p, len);	/* page-locked when permitted */
+	}
+	a->kind = kind;
+	a->size = size;
+	a->map_size = len;
+	a->page_size = ps;
+	a->home = gpsu_tls.device;
+	a->base = p;
+	err = gpsu_register(a);
+	if (err) {
+		munmap(p, len);
+		free(a);
+		return err;
+	}
+	*ptr = p;
+	return gpsSuccess;
+}
+
+GPSU_API gpsError_t gpsMallocHost(void **ptr, size_t size)
+{
+	return gpsu_ret(gpsu_anon_alloc(ptr, size, GPSU_KIND_HOST));
+}
+
+GPSU_API gpsError_t gpsMallocManaged(void **ptr, size_t size)
+{
+	return gpsu_ret(gpsu_anon_alloc(ptr, size, GPSU_KIND_MANAGED));
+}
+
+static gpsError_t gpsu_free(void *ptr, bool host_only)
+{
+	struct gpsu_alloc *a;
+	struct gps_free_args fr;
+	gpsError_t err;
+	size_t off;
+	int d;
+
+	if (!ptr)
+		return gpsSuccess;
+	err = gpsu_init();
+	if (err)
+		return err;
+	a = gpsu_lookup(ptr, &d, &off);
+	if (!a || off)
+		return gpsErrorInvalidDevicePointer;
+	if (host_only && a->kind != GPSU_KIND_HOST)
+		return gpsErrorInvalidValue;
+	/* as cudaFree: no kernel may still use it */
+	err = gpsu_sync_all();
+
+	pthread_rwlock_wrlock(&gpsu.alloc_lock);
+	gpsu_range_del_alloc(a);
+	gpsu_recompute_host_mask();
+	__atomic_add_fetch(&gpsu.alloc_gen, 1, __ATOMIC_RELEASE);
+	pthread_rwlock_unlock(&gpsu.alloc_lock);
+
+	if (a->kind == GPSU_KIND_GPS || a->kind == GPSU_KIND_CONV) {
+		/* views first: a view mapped at GPS_IOC_FREE would SIGBUS */
+		for (d = 0; d < GPS_MAX_DEVICES; d++)
+			if (a->views[d])
+				munmap(a->views[d], a->map_size);
+		memset(&fr, 0, sizeof(fr));
+		fr.handle = a->handle;
+		if (gpsu_ioctl(GPS_IOC_FREE, &fr) && !err)
+			err = gpsErrorOperatingSystem;
+	} else {
+		munmap(a->base, a->map_size);
+	}
+	free(a);
+	return err;
+}
+
+GPSU_API gpsError_t gpsFree(void *ptr)
+{
+	return gpsu_ret(gpsu_free(ptr, false));
+}
+
+GPSU_API gpsError_t gpsFreeHost(void *ptr)
+{
+	return gpsu_ret(gpsu_free(ptr, true));
+}
+
+/* ---- copies and sets ---------------------------------------------- */
+
+static bool gpsu_is_driver(const struct gpsu_alloc *a)
+{
+	return a && (a->kind == GPSU_KIND_GPS || a->kind == GPSU_KIND_CONV);
+}
+
+/* [p, p + n) must stay inside the allocation holding p, if any. */
+static gpsError_t gpsu_check_range(const void *p, size_t n,
+				   struct gpsu_alloc **ap)
+{
+	struct gpsu_alloc *a;
+	size_t off;
+	int d;
+
+	if ((uintptr_t)p + n < (uintptr_t)p)
+		return gpsErrorInvalidValue;
+	a = gpsu_lookup(p, &d, &off);
+	if (a && (off > a->size || n > a->size - off))
+		return gpsErrorInvalidValue;
+	if (ap)
+		*ap = a;
+	return gpsSuccess;
+}
+
+gpsError_t gpsu_check_copy(void *dst, const void *src, size_t n,
+			   gpsMemcpyKind kind)
+{
+	struct gpsu_alloc *da, *sa;
+	bool ddev, sdev, dhost, shost;
+	gpsError_t err;
+
+	if (!dst || !src)
+		return gpsErrorInvalidValue;
+	if ((unsigned int)kind > gpsMemcpyDefault)
+		return gpsErrorInvalidMemcpyDirection;
+	err = gpsu_check_range(dst, n, &da);
+	if (!err)
+		err = gpsu_check_range(src, n, &sa);
+	if (err)
+		return err;
+	/* managed memory is both, as on CUDA */
+	ddev = gpsu_is_driver(da) || (da && da->kind == GPSU_KIND_MANAGED);
+	sdev = gpsu_is_driver(sa) || (sa && sa->kind == GPSU_KIND_MANAGED);
+	dhost = !gpsu_is_driver(da);
+	shost = !gpsu_is_driver(sa);
+	switch (kind) {
+	case gpsMemcpyHostToHost:
+		return dhost && shost ? gpsSuccess :
+		       gpsErrorInvalidMemcpyDirection;
+	case gpsMemcpyHostToDevice:
+		return ddev && shost ? gpsSuccess :
+		       gpsErrorInvalidMemcpyDirection;
+	case gpsMemcpyDeviceToHost:
+		return dhost && sdev ? gpsSuccess :
+		       gpsErrorInvalidMemcpyDirection;
+	case gpsMemcpyDeviceToDevice:
+		return ddev && sdev ? gpsSuccess :
+		       gpsErrorInvalidMemcpyDirection;
+	default:
+		return gpsSuccess;
+	}
+}
+
+static int gpsu_rw(unsigned long cmd, struct gpsu_alloc *a, size_t off,
+		   void *buf, size_t n, int device)
+{
+	struct gps_copy_args c;
+	size_t done = 0;
+	int ret;
+
+	while (done < n) {
+		size_t len = n - done;
+
+		if (len > GPSU_COPY_CHUNK)
+			len = GPSU_COPY_CHUNK;
+		memset(&c, 0, sizeof(c));
+		c.handle = a->handle;
+		c.offset = off + done;
+		c.length = len;
+		c.uaddr = (uintptr_t)buf + done;
+		c.device = cmd == GPS_IOC_READ ? (unsigned int)device : 0;
+		ret = gpsu_ioctl(cmd, &c);
+		if (ret)
+			return ret;
+		done += len;
+	}
+	return 0;
+}
+
+/* Performs a checked copy; GPS reads use @device's view. */
+gpsError_t gpsu_do_memcpy(void *dst, const void *src, size_t n, int device)
+{
+	struct gpsu_alloc *da, *sa;
+	size_t doff = 0, soff = 0;
+	int dd, sd, ret = 0;
+
+	if (!n)
+		return gpsSuccess;
+	da = gpsu_lookup(dst, &dd, &doff);
+	sa = gpsu_lookup(src, &sd, &soff);
+	if (!gpsu_is_driver(da))
+		da = NULL;
+	if (!gpsu_is_driver(sa))
+		sa = NULL;
+	if (sa && sa->kind == GPSU_KIND_CONV)
+		device = sa->home;
+	if (da && sa) {
+		/* bounce: the driver copies from plain user memory only */
+		size_t chunk = n < GPSU_COPY_CHUNK ? n : GPSU_COPY_CHUNK;
+		char *bounce = malloc(chunk);
+		size_t done;
+
+		if (!bounce)
+			return gpsErrorMemoryAllocation;
+		for (done = 0; done < n && !ret; done += chunk) {
+			size_t len = n - done < chunk ? n - done : chunk;
+
+			ret = gpsu_rw(GPS_IOC_READ, sa, soff + done, bounce,
+				      len, device);
+			if (!ret)
+				ret = gpsu_rw(GPS_IOC_WRITE, da, doff + done,
+					      bounce, len, 0);
+		}
+		free(bounce);
+	} else if (da) {
+		ret = gpsu_rw(GPS_IOC_WRITE, da, doff, (void *)src, n, 0);
+	} else if (sa) {
+		ret = gpsu_rw(GPS_IOC_READ, sa, soff, dst, n, device);
+	} else {
+		memmove(dst, src, n);
+	}
+	return gpsu_errno(ret);
+}
+
+gpsError_t gpsu_check_set(void *p, size_t n)
+{
+	struct gpsu_alloc *a;
+	gpsError_t err;
+
+	if (!p)
+		return gpsErrorInvalidValue;
+	err = gpsu_check_range(p, n, &a);
+	if (err)
+		return err;
+	return a ? gpsSuccess : gpsErrorInvalidDevicePointer;
+}
+
+gpsError_t gpsu_do_memset(void *p, int value, size_t n)
+{
+	struct gps_memset_args m;
+	struct gpsu_alloc *a;
+	size_t off;
+	int d;
+
+	if (!n)
+		return gpsSuccess;
+	a = gpsu_lookup(p, &d, &off);
+	if (!a)
+		return gpsErrorInvalidDevicePointer;
+	if (!gpsu_is_driver(a)) {
+		memset(p, value, n);
+		return gpsSuccess;
+	}
+	memset(&m, 0, sizeof(m));
+	m.handle = a->handle;
+	m.offset = off;
+	m.length = n;
+	m.value = (unsigned int)value & 0xff;
+	return gpsu_errno(gpsu_ioctl(GPS_IOC_MEMSET, &m));
+}
+
+GPSU_API gpsError_t gpsMemcpy(void *dst, const void *src, size_t count,
+			      gpsMemcpyKind kind)
+{
+	gpsError_t err = gpsu_init();
+
+	if (err)
+		return gpsu_ret(err);
+	err = gpsu_check_copy(dst, src, count, kind);
+	if (err)
+		return gpsu_ret(err);
+	/* as CUDA's legacy default stream: after all of the device's work */
+	err = gpsu_sync_device(gpsu_cur_device(), false);
+	if (!err)
+		err = gpsu_do_memcpy(dst, src, count, gpsu_cur_device());
+	return gpsu_ret(err);
+}
+
+GPSU_API gpsError_t gpsMemset(void *ptr, int value, size_t count)
+{
+	gpsError_t err = gpsu_init();
+
+	if (err)
+		return gpsu_ret(err);
+	err = gpsu_check_set(ptr, count);
+	if (err)
+		return gpsu_ret(err);
+	err = gpsu_sync_device(gpsu_cur_device(), false);
+	if (!err)
+		err = gpsu_do_memset(ptr, value, count);
+	return gpsu_ret(err);
+}
+
+/* ---- advice, prefetch, subscribers -------------------------------- */
+
+static gpsError_t gpsu_gps_advise(struct gpsu_alloc *a, size_t off, size_t n,
+				  unsigned int advice, int device)
+{
+	struct gps_advise_args args;
+	size_t ps = a->page_size, start, end;
+	int ret;
+
+	/* whole GPS pages overlapping the range, as cudaMemAdvise does */
+	start = off & ~(ps - 1);
+	end = (off + n + ps - 1) & ~(ps - 1);
+	if (end > a->map_size)
+		end = a->map_size;
+	memset(&args, 0, sizeof(args));
+	args.handle = a->handle;
+	args.offset = start;
+	args.length = end - start;
+	args.advice = advice;
+	args.device = device;
+	ret = gpsu_ioctl(GPS_IOC_ADVISE, &args);
+	return gpsu_errno(ret);
+}
+
+static gpsError_t gpsu_host_policy(struct gpsu_alloc *a, size_t off, size_t n,
+				   int mode, int device)
+{
+	unsigned long mask[GPS_MAX_DEVICES / 64 + 1] = { 0 };
+	size_t ps = gpsu_sys_page();
+	uintptr_t start = ((uintptr_t)a->base + off) & ~(ps - 1);
+	uintptr_t end = ((uintptr_t)a->base + off + n + ps - 1) & ~(ps - 1);
+	int node;
+
+	if (mode != MPOL_DEFAULT) {
+		node = gpsu.dev[device].node;
+		if (node < 0 || node >= GPS_MAX_DEVICES)
+			return gpsErrorNotSupported;
+		mask[node / 64] |= 1UL << (node % 64);
+	}
+	if (mbind((void *)start, end - start, mode,
+		  mode == MPOL_DEFAULT ? NULL : mask,
+		  mode == MPOL_DEFAULT ? 0 : GPS_MAX_DEVICES + 1,
+		  mode == MPOL_DEFAULT ? 0 : MPOL_MF_MOVE))
+		return gpsu_errno(errno);
+	return gpsSuccess;
+}
+
+GPSU_API gpsError_t gpsMemAdvise(const void *ptr, size_t count,
+				 gpsMemoryAdvise advice, int device)
+{
+	struct gpsu_alloc *a;
+	gpsError_t err;
+	size_t off;
+	int d, v;
+
+	if (!ptr || !count)
+		return gpsu_ret(gpsErrorInvalidValue);
+	if (advice < gpsMemAdviseGPSSubscribe ||
+	    advice > gpsMemAdviseUnsetAccessedBy)
+		return gpsu_ret(gpsErrorInvalidValue);
+	err = gpsu_init();
+	if (err)
+		return gpsu_ret(err);
+	if (device < 0 || device >= gpsu.ndev)
+		return gpsu_ret(gpsErrorInvalidDevice);
+	err = gpsu_check_range(ptr, count, &a);
+	if (err)
+		return gpsu_ret(err);
+	if (!a)
+		return gpsu_ret(gpsErrorInvalidDevicePointer);
+	gpsu_lookup(ptr, &v, &off);
+
+	/* every device can load and store every byte: always true */
+	if (advice == gpsMemAdviseSetAccessedBy ||
+	    advice == gpsMemAdviseUnsetAccessedBy)
+		return gpsSuccess;
+
+	switch (a->kind) {
+	case GPSU_KIND_GPS:
+		switch (advice) {
+		case gpsMemAdviseGPSSubscribe:
+		case gpsMemAdviseSetPreferredLocation:
+			err = gpsu_gps_advise(a, off, count,
+					      GPS_ADVISE_SUBSCRIBE, device);
+			break;
+		case gpsMemAdviseGPSUnsubscribe:
+			err = gpsu_gps_advise(a, off, count,
+					      GPS_ADVISE_UNSUBSCRIBE, device);
+			break;
+		case gpsMemAdviseSetReadMostly:
+			for (d = 0; d < gpsu.ndev && !err; d++)
+				err = gpsu_gps_advise(a, off, count,
+						GPS_ADVISE_SUBSCRIBE, d);
+			break;
+		case gpsMemAdviseUnsetReadMostly:
+			/* collapse to the advised device's replica */
+			err = gpsu_gps_advise(a, off, count,
+					      GPS_ADVISE_SUBSCRIBE, device);
+			for (d = 0; d < gpsu.ndev && !err; d++)
+				if (d != device)
+					err = gpsu_gps_advise(a, off, count,
+						GPS_ADVISE_UNSUBSCRIBE, d);
+			break;
+		default:
+			/* the subscription a preferred location made stays */
+			err = gpsErrorNotSupported;
+			break;
+		}
+		break;
+	case GPSU_KIND_CONV:
+		/* a single copy that the driver keeps on its home node */
+		err = (advice == gpsMemAdviseGPSSubscribe ||
+		       advice == gpsMemAdviseGPSUnsubscribe) ?
+		      gpsErrorInvalidValue : gpsErrorNotSupported;
+		break;
+	default:	/* host and managed: NUMA memory policy */
+		switch (advice) {
+		case gpsMemAdviseSetPreferredLocation:
+			err = gpsu_host_policy(a, off, count, MPOL_PREFERRED,
+					       device);
+			break;
+		case gpsMemAdviseUnsetPreferredLocation:
+			err = gpsu_host_policy(a, off, count, MPOL_DEFAULT,
+					       device);
+			break;
+		case gpsMemAdviseGPSSubscribe:
+		case gpsMemAdviseGPSUnsubscribe:
+			err = gpsErrorInvalidValue;
+			break;
+		default:	/* no read duplication of anonymous memory */
+			err = gpsErrorNotSupported;
+			break;
+		}
+		break;
+	}
+	return gpsu_ret(err);
+}
+
+gpsError_t gpsu_check_prefetch(const void *p, size_t n, int device)
+{
+	struct gpsu_alloc *a;
+	gpsError_t err;
+
+	if (!p || !n)
+		return gpsErrorInvalidValue;
+	if (device < 0 || device >= gpsu.ndev)
+		return gpsErrorInvalidDevice;
+	err = gpsu_check_range(p, n, &a);
+	if (err)
+		return err;
+	if (!a)
+		return gpsErrorInvalidDevicePointer;
+	if (a->kind == GPSU_KIND_CONV)
+		return gpsErrorNotSupported;
+	return gpsSuccess;
+}
+
+/* GPS: subscribe @device. Host, managed: move the present pages. */
+gpsError_t gpsu_do_prefetch(const void *p, size_t n, int device)
+{
+	size_t ps = gpsu_sys_page(), off, i, cnt;
+	uintptr_t start, end;
+	struct gpsu_alloc *a;
+	void *pages[512];
+	int nodes[512], status[512];
+	int d;
+
+	a = gpsu_lookup(p, &d, &off);
+	if (!a)
+		return gpsErrorInvalidDevicePointer;
+	if (a->kind == GPSU_KIND_GPS)
+		return gpsu_gps_advise(a, off, n, GPS_ADVISE_SUBSCRIBE,
+				       device);
+	if (a->kind == GPSU_KIND_CONV)
+		return gpsErrorNotSupported;
+	start = (uintptr_t)p & ~(ps - 1);
+	end = ((uintptr_t)p + n + ps - 1) & ~(ps - 1);
+	while (start < end) {
+		cnt = (end - start) / ps;
+		if (cnt > 512)
+			cnt = 512;
+		for (i = 0; i < cnt; i++) {
+			pages[i] = (void *)(start + i * ps);
+			nodes[i] = gpsu.dev[device].node;
+		}
+		/* pages never touched report -ENOENT and stay untouched */
+		if (move_pages(0, cnt, pages, nodes, status, MPOL_MF_MOVE) <
+		    0 && errno != ENOENT)
+			return gpsu_errno(errno);
+		start += cnt * ps;
+	}
+	return gpsSuccess;
+}
+
+GPSU_API gpsError_t gpsMemGetSubscribers(const void *ptr, size_t count,
+					 unsigned long long *masks, size_t n,
+					 size_t *npages)
+{
+	struct gps_query_args q;
+	struct gpsu_alloc *a;
+	size_t off, first, last;
+	gpsError_t err;
+	int d;
+
+	if (!ptr || !count || !masks || !n)
+		return gpsu_ret(gpsErrorInvalidValue);
+	err = gpsu_init();
+	if (err)
+		return gpsu_ret(err);
+	err = gpsu_check_range(ptr, count, &a);
+	if (err)
+		return gpsu_ret(err);
+	if (!gpsu_is_driver(a))
+		return gpsu_ret(gpsErrorInvalidDevicePointer);
+	gpsu_lookup(ptr, &d, &off);
+	first = off / a->page_size;
+	last = (off + count - 1) / a->page_size;
+	if (npages)
+		*npages = last - first + 1;
+	if (n > last - first + 1)
+		n = last - first + 1;
+	if (n > UINT32_MAX)
+		n = UINT32_MAX;
+	memset(&q, 0, sizeof(q));
+	q.handle = a->handle;
+	q.first_page = first;
+	q.nr_pages = (uint32_t)n;
+	q.subs = (uintptr_t)masks;
+	return gpsu_ret(gpsu_errno(gpsu_ioctl(GPS_IOC_QUERY, &q)));
+}
+
+GPSU_API gpsError_t gpsPointerGetAttributes(gpsPointerAttributes *attr,
+					    const void *ptr)
+{
+	static const enum gpsMemoryType types[] = {
+		[GPSU_KIND_GPS] = gpsMemoryTypeGPS,
+		[GPSU_KIND_CONV] = gpsMemoryTypeDevice,
+		[GPSU_KIND_HOST] = gpsMemoryTypeHost,
+		[GPSU_KIND_MANAGED] = gpsMemoryTypeManaged,
+	};
+	struct gpsu_alloc *a;
+	gpsError_t err;
+	size_t off;
+	int d;
+
+	if (!attr || !ptr)
+		return gpsu_ret(gpsErrorInvalidValue);
+	err = gpsu_init();
+	if (err)
+		return gpsu_ret(err);
+	memset(attr, 0, sizeof(*attr));
+	attr->device = -1;
+	attr->viewDevice = -1;
+	a = gpsu_lookup(ptr, &d, &off);
+	if (!a)
+		return gpsSuccess;
+	attr->type = types[a->kind];
+	attr->device = a->home;
+	attr->viewDevice = d;
+	attr->base = a->base;
+	attr->size = a->size;
+	attr->gpsPageSize = a->page_size;
+	return gpsSuccess;
+}
+
+/* ---- automatic subscription ---------------------------------------- */
+
+/*
+ * THE place to wire automatic subscription. When the driver gains
+ * GPS_IOC_TRACK, issue it here (start: every device's first touch of every
+ * GPS page is recorded; stop: unsubscribe the untouched pages); the public
+ * functions below already synchronise every device around it.
+ */
+static bool gpsu_track_supported(void)
+{
+	return false;	/* true once GPS_IOC_TRACK exists */
+}
+
+static gpsError_t gpsu_track(bool start)
+{
+	(void)start;
+	return gpsErrorNotSupported;
+}
+
+static gpsError_t gpsu_tracking(bool start)
+{
+	gpsError_t err = gpsu_init();
+
+	if (err)
+		return err;
+	if (!gpsu_track_supported())
+		return gpsErrorNotSupported;	/* never a fake success */
+	/* kernels in flight finish inside or outside the tracked phase */
+	err = gpsu_sync_all();
+	if (!err)
+		err = gpsu_track(start);
+	return err;
+}
+
+GPSU_API gpsError_t gpsTrackingStart(void)
+{
+	return gpsu_ret(gpsu_tracking(true));
+}
+
+GPSU_API gpsError_t gpsTrackingStop(void)
+{
+	return gpsu_ret(gpsu_tracking(false));
+}

@@ -1,0 +1,843 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Streams and events. Each stream has a worker pthread, pinned to its
+ * device's CPUs, that runs the stream's operations in order, and an
+ * io_uring on which it issues the release that ends every kernel as an
+ * asynchronous GPS_URING_CMD_FENCE: the next kernel of the stream may
+ * start while the previous one's stores are still being published; any
+ * operation that reads or writes memory, records an event or completes a
+ * synchronize first reaps every fence in flight. A driver without
+ * uring_cmd support (or a kernel without io_uring) gets ioctl fences.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <liburing.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gpsu_internal.h"
+
+#define GPSU_STREAM_MAGIC	0x67707373U	/* "gpss" */
+#define GPSU_EVENT_MAGIC	0x67707365U	/* "gpse" */
+#define GPSU_RING_ENTRIES	16
+
+enum gpsu_op_type {
+	GPSU_OP_KERNEL = 1,
+	GPSU_OP_COPY,
+	GPSU_OP_SET,
+	GPSU_OP_PREFETCH,
+	GPSU_OP_RECORD,
+	GPSU_OP_WAIT,
+};
+
+struct gpsu_op {
+	enum gpsu_op_type type;
+	struct gpsu_op *next;
+	struct gpsu_launch launch;		/* KERNEL */
+	void *dst;				/* COPY, SET */
+	const void *src;			/* COPY, PREFETCH */
+	size_t n;
+	int value;				/* SET */
+	int device;				/* PREFETCH */
+	struct gpsEvent *ev;			/* RECORD, WAIT */
+	uint64_t seq;
+};
+
+struct gpsStream {
+	uint32_t magic;
+	int device;
+	bool is_default;
+	int refs;			/* list + users; under gpsu.stream_lock */
+	struct gpsStream *next;		/* gpsu.streams list */
+
+	pthread_mutex_t lock;		/* everything below */
+	pthread_cond_t cv_work;
+	pthread_cond_t cv_idle;
+	struct gpsu_op *head, *tail;
+	bool busy;			/* worker is running an op */
+	bool stop;
+	unsigned int inflight;		/* fences submitted, not reaped */
+	gpsError_t err;			/* first asynchronous error */
+	pthread_t thread;
+
+	/* worker-owned */
+	struct io_uring ring;
+	bool ring_ok;
+};
+
+struct gpsEvent {
+	uint32_t magic;
+	struct gpsEvent *next;		/* gpsu.events list */
+	pthread_mutex_t lock;		/* everything below */
+	pthread_cond_t cv;
+	int refs;			/* user + pending ops */
+	uint64_t recorded;		/* records issued */
+	uint64_t completed;		/* records done */
+	struct timespec ts;		/* time of the last completed record */
+};
+
+static struct gpsStream *gpsu_stream_list;
+static struct gpsEvent *gpsu_event_list;
+
+/* ---- events ---------------------------------------------------------- */
+
+static void gpsu_event_put(struct gpsEvent *ev)
+{
+	int refs;
+
+	pthread_mutex_lock(&ev->lock);
+	refs = --ev->refs;
+	pthread_mutex_unlock(&ev->lock);
+	if (!refs) {
+		pthread_mutex_destroy(&ev->lock);
+		pthread_cond_destroy(&ev->cv);
+		free(ev);
+	}
+}
+
+/* A live event handle, or NULL. Caller holds gpsu.stream_lock. */
+static struct gpsEvent *gpsu_event_find(gpsEvent_t e)
+{
+	struct gpsEvent *ev;
+
+	for (ev = gpsu_event_list; ev; ev = ev->next)
+		if (ev == e)
+			return ev;
+	return NULL;
+}
+
+/* ---- the worker ------------------------------------------------------- */
+
+static void gpsu_stream_error(struct gpsStream *s, gpsError_t err)
+{
+	pthread_mutex_lock(&s->lock);
+	if (err && !s->err)
+		s->err = err;
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void gpsu_fence_sync(struct gpsStream *s, int device)
+{
+	gpsError_t err = gpsu_fence(device);
+
+	if (err)
+		gpsu_stream_error(s, gpsErrorLaunchFailure);
+}
+
+/* Reaps every fence in flight. */
+static void gpsu_stream_drain(struct gpsStream *s)
+{
+	struct io_uring_cqe *cqe;
+	unsigned int n;
+	int ret, res, dev;
+
+	pthread_mutex_lock(&s->lock);
+	n = s->inflight;
+	pthread_mutex_unlock(&s->lock);
+	while (n) {
+		ret = io_uring_wait_cqe(&s->ring, &cqe);
+		if (ret == -EINTR)
+			continue;
+		if (ret < 0) {
+			/* the ring broke: fence everything by ioctl */
+			s->ring_ok = false;
+			gpsu_fence_sync(s, -1);
+			n = 0;
+			break;
+		}
+		res = cqe->res;
+		dev = (int)cqe->user_data;
+		io_uring_cqe_seen(&s->ring, cqe);
+		n--;
+		if (res == -EOPNOTSUPP || res == -ENOTTY || res == -EINVAL) {
+			/* no uring_cmd in this driver: ioctl from now on */
+			s->ring_ok = false;
+			gpsu_fence_sync(s, dev);
+		} else if (res < 0) {
+			gpsu_stream_error(s, gpsErrorLaunchFailure);
+		}
+	}
+	pthread_mutex_lock(&s->lock);
+	s->inflight = 0;
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* The release at the end of a kernel: asynchronous when possible. */
+static void gpsu_stream_release(struct gpsStream *s, int device)
+{
+	struct gps_uring_fence f;
+	struct io_uring_sqe *sqe;
+
+	if (!s->ring_ok) {
+		gpsu_fence_sync(s, device);
+		return;
+	}
+	sqe = io_uring_get_sqe(&s->ring);
+	if (!sqe) {
+		gpsu_stream_drain(s);
+		sqe = io_uring_get_sqe(&s->ring);
+		if (!sqe) {
+			gpsu_fence_sync(s, device);
+			return;
+		}
+	}
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = gpsu.fd;
+	sqe->cmd_op = GPS_URING_CMD_FENCE;
+	memset(&f, 0, sizeof(f));
+	f.device = (unsigned int)device;
+	/* the 16-byte cmd area starts at addr3 in a 64-byte SQE */
+	memcpy((char *)sqe + offsetof(struct io_uring_sqe, addr3), &f,
+	       sizeof(f));
+	sqe->user_data = (uint64_t)device;
+	if (io_uring_submit(&s->ring) < 0) {
+		s->ring_ok = false;
+		gpsu_fence_sync(s, device);
+		return;
+	}
+	pthread_mutex_lock(&s->lock);
+	s->inflight++;
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Host stores through GPS pointers are the home devices' stores: publish
+ * them before a kernel of another device may read them. */
+static void gpsu_host_release(struct gpsStream *s, int device)
+{
+	uint64_t mask = gpsu_host_mask() & ~(1ULL << device);
+	int d;
+
+	for (d = 0; mask && d < gpsu.ndev; d++)
+		if (mask & (1ULL << d))
+			gpsu_fence_sync(s, d);
+}
+
+static void gpsu_exec(struct gpsStream *s, struct gpsu_op *op)
+{
+	gpsError_t err = gpsSuccess;
+
+	if (op->type != GPSU_OP_KERNEL && op->type != GPSU_OP_WAIT)
+		gpsu_stream_drain(s);
+	switch (op->type) {
+	case GPSU_OP_KERNEL:
+		gpsu_host_release(s, op->launch.device);
+		err = gpsu_run_kernel(&op->launch);
+		gpsu_stream_release(s, op->launch.device);
+		free(op->launch.args);
+		break;
+	case GPSU_OP_COPY:
+		err = gpsu_do_memcpy(op->dst, op->src, op->n, s->device);
+		break;
+	case GPSU_OP_SET:
+		err = gpsu_do_memset(op->dst, op->value, op->n);
+		break;
+	case GPSU_OP_PREFETCH:
+		err = gpsu_do_prefetch(op->src, op->n, op->device);
+		break;
+	case GPSU_OP_RECORD:
+		pthread_mutex_lock(&op->ev->lock);
+		clock_gettime(CLOCK_MONOTONIC, &op->ev->ts);
+		if (op->seq > op->ev->completed)
+			op->ev->completed = op->seq;
+		pthread_cond_broadcast(&op->ev->cv);
+		pthread_mutex_unlock(&op->ev->lock);
+		gpsu_event_put(op->ev);
+		break;
+	case GPSU_OP_WAIT:
+		pthread_mutex_lock(&op->ev->lock);
+		while (op->ev->completed < op->seq)
+			pthread_cond_wait(&op->ev->cv, &op->ev->lock);
+		pthread_mutex_unlock(&op->ev->lock);
+		gpsu_event_put(op->ev);
+		break;
+	}
+	if (err)
+		gpsu_stream_error(s, err);
+	free(op);
+}
+
+static void *gpsu_stream_worker(void *arg)
+{
+	struct gpsStream *s = arg;
+	struct gpsu_op *op;
+
+	gpsu_tls.device = s->device;
+	s->ring_ok = io_uring_queue_init(GPSU_RING_ENTRIES, &s->ring, 0) == 0;
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		if (s->head) {
+			op = s->head;
+			s->head = op->next;
+			if (!s->head)
+				s->tail = NULL;
+			s->busy = true;
+			pthread_mutex_unlock(&s->lock);
+			gpsu_exec(s, op);
+			pthread_mutex_lock(&s->lock);
+			s->busy = false;
+		} else if (s->inflight) {
+			pthread_mutex_unlock(&s->lock);
+			gpsu_stream_drain(s);
+			pthread_mutex_lock(&s->lock);
+		} else {
+			pthread_cond_broadcast(&s->cv_idle);
+			if (s->stop)
+				break;
+			pthread_cond_wait(&s->cv_work, &s->lock);
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (s->ring_ok)
+		io_uring_queue_exit(&s->ring);
+	return NULL;
+}
+
+/* ---- stream objects ---------------------------------------------------- */
+
+static struct gpsStream *gpsu_stream_new(int device, bool is_default)
+{
+	struct gpsu_device *dev = &gpsu.dev[device];
+	struct gpsStream *s;
+	pthread_attr_t attr;
+	cpu_set_t set;
+	int i, ret;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->magic = GPSU_STREAM_MAGIC;
+	s->device = device;
+	s->is_default = is_default;
+	s->refs = 1;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cv_work, NULL);
+	pthread_cond_init(&s->cv_idle, NULL);
+	CPU_ZERO(&set);
+	for (i = 0; i < dev->nr_cpus; i++)
+		CPU_SET(dev->cpus[i], &set);
+	pthread_attr_init(&attr);
+	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	ret = pthread_create(&s->thread, &attr, gpsu_stream_worker, s);
+	pthread_attr_destroy(&attr);
+	if (ret) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* Resolves a handle (NULL: the current device's default stream). */
+gpsError_t gpsu_stream_get(gpsStream_t h, struct gpsStream **out)
+{
+	struct gpsStream *s;
+	int device = gpsu_cur_device();
+
+	pthread_mutex_lock(&gpsu.stream_lock);
+	if (!h) {
+		s = gpsu.default_stream[device];
+		if (!s) {
+			s = gpsu_stream_new(device, true);
+			if (!s) {
+				pthread_mutex_unlock(&gpsu.stream_lock);
+				return gpsErrorMemoryAllocation;
+			}
+			s->next = gpsu_stream_list;
+			gpsu_stream_list = s;
+			gpsu.default_stream[device] = s;
+		}
+	} else {
+		for (s = gpsu_stream_list; s; s = s->next)
+			if (s == h && !s->is_default)
+				break;
+		if (!s) {
+			pthread_mutex_unlock(&gpsu.stream_lock);
+			return gpsErrorInvalidResourceHandle;
+		}
+	}
+	pthread_mutex_unlock(&gpsu.stream_lock);
+	*out = s;
+	return gpsSuccess;
+}
+
+int gpsu_stream_device(struct gpsStream *s)
+{
+	return s->device;
+}
+
+static void gpsu_stream_put(struct gpsStream *s)
+{
+	int refs;
+
+	pthread_mutex_lock(&gpsu.stream_lock);
+	refs = --s->refs;
+	pthread_mutex_unlock(&gpsu.stream_lock);
+	if (refs)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->stop = true;
+	pthread_cond_signal(&s->cv_work);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->thread, NULL);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->cv_work);
+	pthread_cond_destroy(&s->cv_idle);
+	s->magic = 0;
+	free(s);
+}
+
+static gpsError_t gpsu_enqueue(struct gpsStream *s, struct gpsu_op *op)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->tail)
+		s->tail->next = op;
+	else
+		s->head = op;
+	s->tail = op;
+	pthread_cond_signal(&s->cv_work);
+	pthread_mutex_unlock(&s->lock);
+	return gpsSuccess;
+}
+
+gpsError_t gpsu_enqueue_kernel(struct gpsStream *s, struct gpsu_launch *l)
+{
+	struct gpsu_op *op = calloc(1, sizeof(*op));
+
+	if (!op)
+		return gpsErrorMemoryAllocation;
+	op->type = GPSU_OP_KERNEL;
+	op->launch = *l;
+	return gpsu_enqueue(s, op);
+}
+
+/* Waits until @s has nothing queued, running or in flight. */
+static gpsError_t gpsu_stream_wait_idle(struct gpsStream *s, bool consume)
+{
+	gpsError_t err;
+
+	pthread_mutex_lock(&s->lock);
+	while (s->head || s->busy || s->inflight)
+		pthread_cond_wait(&s->cv_idle, &s->lock);
+	err = s->err;
+	if (consume)
+		s->err = gpsSuccess;
+	pthread_mutex_unlock(&s->lock);
+	return err;
+}
+
+/* Waits for every stream of @device (-1: all devices). */
+static gpsError_t gpsu_wait_streams(int device, bool consume)
+{
+	struct gpsStream **list, *s;
+	gpsError_t err = gpsSuccess, e;
+	size_t n = 0, i;
+
+	pthread_mutex_lock(&gpsu.stream_lock);
+	for (s = gpsu_stream_list; s; s = s->next)
+		n++;
+	list = calloc(n ? n : 1, sizeof(*list));
+	if (!list) {
+		pthread_mutex_unlock(&gpsu.stream_lock);
+		return gpsErrorMemoryAllocation;
+	}
+	n = 0;
+	for (s = gpsu_stream_list; s; s = s->next) {
+		if (device >= 0 && s->device != device)
+			continue;
+		s->refs++;
+		list[n++] = s;
+	}
+	pthread_mutex_unlock(&gpsu.stream_lock);
+	for (i = 0; i < n; i++) {
+		e = gpsu_stream_wait_idle(list[i], consume);
+		if (e && !err)
+			err = e;
+		gpsu_stream_put(list[i]);
+	}
+	free(list);
+	return err;
+}
+
+gpsError_t gpsu_sync_device(int device, bool fence)
+{
+	gpsError_t err = gpsu_wait_streams(device, fence);
+
+	if (fence) {
+		gpsError_t e = gpsu_fence(device);
+
+		if (e && !err)
+			err = gpsErrorLaunchFailure;
+	}
+	return err;
+}
+
+/* Waits for all work of all devices; errors stay for their synchronize. */
+gpsError_t gpsu_sync_all(void)
+{
+	gpsu_wait_streams(-1, false);
+	return gpsSuccess;
+}
+
+GPSU_API gpsError_t gpsDeviceSynchronize(void)
+{
+	gpsError_t err = gpsu_init();
+
+	if (err)
+		return gpsu_ret(err);
+	return gpsu_ret(gpsu_sync_device(gpsu_cur_device(), true));
+}
+
+GPSU_API gpsError_t gpsStreamCreate(gpsStream_t *stream)
+{
+	struct gpsStream *s;
+	gpsError_t err;
+
+	if (!stream)
+		return gpsu_ret(gpsErrorInvalidValue);
+	err = gpsu_init();
+	if (err)
+		return gpsu_ret(err);
+	s = gpsu_stream_new(gpsu_cur_device(), false);
+	if (!s)
+		return gpsu_ret(gpsErrorMemoryAllocation);
+	pthread_mutex_lock(&gpsu.stream_lock);
+	s->next = gpsu_stream_list;
+	gpsu_stream_list = s;
+	pthread_mutex_unlock(&gpsu.stream_lock);
+	*stream = s;
+	return gpsSuccess;
+}
+
+GPSU_API gpsError_t gpsStreamDestroy(gpsStream_t stream)
+{
+	struct gpsStream *s, **pp;
+	gpsError_t err;
+
+	err = gpsu_init();
+	if (err)
+		return gpsu_ret(err);
+	if (!stream)
+		return gpsu_ret(gpsErrorInvalidResourceHandle);
+	pthread_mutex_lock(&gpsu.stream_lock);
+	for (pp = &gpsu_stream_list; (s = *pp); pp = &s->next)
+		if (s == stream && !s->is_default)
+			break;
+	if (!s) {
+		pthread_mutex_unlock(&gpsu.stream_lock);
+		return gpsu_ret(gpsErrorInvalidResourceHandle);
+	}
+	*pp = s->next;
+	pthread_mutex_unlock(&gpsu.stream_lock);
+	/* as CUDA: queued work completes, then the stream goes away */
+	gpsu_stream_wait_idle(s, true);
+	gpsu_stream_put(s);
+	return gpsSuccess;
+}
+
+GPSU_API gpsError_t gpsStreamSynchronize(gpsStream_t stream)
+{
+	struct gpsStream *s;
+	gpsError_t err = gpsu_init();
+
+	if (!err)
+		err = gpsu_stream_get(stream, &s);
+	if (err)
+		return gpsu_ret(err);
+	pthread_mutex_lock(&gpsu.stream_lock);
+	s->refs++;
+	pthread_mutex_unlock(&gpsu.stream_lock);
+	err = gpsu_stream_wait_idle(s, true);
+	gpsu_stream_put(s);
+	return gpsu_ret(err);
+}
+
+GPSU_API gpsError_t gpsStreamQuery(gpsStream_t stream)
+{
+	struct gpsStream *s;
+	gpsError_t err = gpsu_init();
+	bool idle;
+
+	if (!err)
+		err = gpsu_stream_get(stream, &s);
+	if (err)
+		return gpsu_ret(err);
+	pthread_mutex_lock(&s->lock);
+	idle = !s->head && !s->busy && !s->inflight;
+	pthread_mutex_unlock(&s->lock);
+	return idle ? gpsSuccess : gpsErrorNotReady;
+}
+
+static gpsError_t gpsu_enqueue_event_op(gpsStream_t stream, gpsEvent_t e,
+					enum gpsu_op_type type)
+{
+	struct gpsu_op *op;
+	struct gpsStream *s;
+	struct gpsEvent *ev;
+	gpsError_t err = gpsu_init();
+
+	if (!err)
+		err = gpsu_stream_get(stream, &s);
+	if (err)
+		return err;
+	op = calloc(1, sizeof(*op));
+	if (!op)
+		return gpsErrorMemoryAllocation;
+	pthread_mutex_lock(&gpsu.stream_lock);
+	ev = e ? gpsu_event_find(e) : NULL;
+	if (!ev) {
+		pthread_mutex_unlock(&gpsu.stream_lock);
+		free(op);
+		return gpsErrorInvalidResourceHandle;
+	}
+	pthread_mutex_lock(&ev->lock);
+	ev->refs++;
+	op->seq = type == GPSU_OP_RECORD ? ++ev->recorded : ev->recorded;
+	pthread_mutex_unlock(&ev->lock);
+	pthread_mutex_unlock(&gpsu.stream_lock);
+	op->type = type;
+	op->ev = ev;
+	return gpsu_enqueue(s, op);
+}
+
+GPSU_API gpsError_t gpsStreamWaitEvent(gpsStream_t stream, gpsEvent_t event,
+				       unsigned int flags)
+{
+	if (flags)
+		return gpsu_ret(gpsErrorInvalidValue);
+	return gpsu_ret(gpsu_enqueue_event_op(stream, event, GPSU_OP_WAIT));
+}
+
+gpsError_t gpsu_enqueue_copy(struct gpsStream *s, void *dst,
+			     const void *src, size_t n)
+{
+	struct gpsu_op *op = calloc(1, sizeof(*op));
+
+	if (!op)
+		return gpsErrorMemoryAllocation;
+	op->type = GPSU_OP_COPY;
+	op->dst = dst;
+	op->src = src;
+	op->n = n;
+	return gpsu_enqueue(s, op);
+}
+
+gpsError_t gpsu_enqueue_set(struct gpsStream *s, void *p, int v, size_t n)
+{
+	struct gpsu_op *op = calloc(1, sizeof(*op));
+
+	if (!op)
+		return gpsErrorMemoryAllocation;
+	op->type = GPSU_OP_SET;
+	op->dst = p;
+	op->value = v;
+	op->n = n;
+	return gpsu_enqueue(s, op);
+}
+
+gpsError_t gpsu_enqueue_prefetch(struct gpsStream *s, const void *p,
+				 size_t n, int device)
+{
+	struct gpsu_op *op = calloc(1, sizeof(*op));
+
+	if (!op)
+		return gpsErrorMemoryAllocation;
+	op->type = GPSU_OP_PREFETCH;
+	op->src = p;
+	op->n = n;
+	op->device = device;
+	return gpsu_enqueue(s, op);
+}
+
+GPSU_API gpsError_t gpsMemcpyAsync(void *dst, const void *src, size_t count,
+				   gpsMemcpyKind kind, gpsStream_t stream)
+{
+	struct gpsStream *s;
+	gpsError_t err = gpsu_init();
+
+	if (!err)
+		err = gpsu_check_copy(dst, src, count, kind);
+	if (!err)
+		err = gpsu_stream_get(stream, &s);
+	if (!err && count)
+		err = gpsu_enqueue_copy(s, dst, src, count);
+	return gpsu_ret(err);
+}
+
+GPSU_API gpsError_t gpsMemsetAsync(void *ptr, int value, size_t count,
+				   gpsStream_t stream)
+{
+	struct gpsStream *s;
+	gpsError_t err = gpsu_init();
+
+	if (!err)
+		err = gpsu_check_set(ptr, count);
+	if (!err)
+		err = gpsu_stream_get(stream, &s);
+	if (!err && count)
+		err = gpsu_enqueue_set(s, ptr, value, count);
+	return gpsu_ret(err);
+}
+
+GPSU_API gpsError_t gpsMemPrefetchAsync(const void *ptr, size_t count,
+					int device, gpsStream_t stream)
+{
+	struct gpsStream *s;
+	gpsError_t err = gpsu_init();
+
+	if (!err)
+		err = gpsu_check_prefetch(ptr, count, device);
+	if (!err)
+		err = gpsu_stream_get(stream, &s);
+	if (!err)
+		err = gpsu_enqueue_prefetch(s, ptr, count, device);
+	return gpsu_ret(err);
+}
+
+/* ---- events ----------------------------------------------------------- */
+
+GPSU_API gpsError_t gpsEventCreate(gpsEvent_t *event)
+{
+	struct gpsEvent *ev;
+	gpsError_t err;
+
+	if (!event)
+		return gpsu_ret(gpsErrorInvalidValue);
+	err = gpsu_init();
+	if (err)
+		return gpsu_ret(err);
+	ev = calloc(1, sizeof(*ev));
+	if (!ev)
+		return gpsu_ret(gpsErrorMemoryAllocation);
+	ev->magic = GPSU_EVENT_MAGIC;
+	ev->refs = 1;
+	pthread_mutex_init(&ev->lock, NULL);
+	pthread_cond_init(&ev->cv, NULL);
+	pthread_mutex_lock(&gpsu.stream_lock);
+	ev->next = gpsu_event_list;
+	gpsu_event_list = ev;
+	pthread_mutex_unlock(&gpsu.stream_lock);
+	*event = ev;
+	return gpsSuccess;
+}
+
+GPSU_API gpsError_t gpsEventDestroy(gpsEvent_t event)
+{
+	struct gpsEvent *ev, **pp;
+	gpsError_t err = gpsu_init();
+
+	if (err)
+		return gpsu_ret(err);
+	pthread_mutex_lock(&gpsu.stream_lock);
+	for (pp = &gpsu_event_list; (ev = *pp); pp = &ev->next)
+		if (ev == event)
+			break;
+	if (!ev || !event) {
+		pthread_mutex_unlock(&gpsu.stream_lock);
+		return gpsu_ret(gpsErrorInvalidResourceHandle);
+	}
+	*pp = ev->next;
+	pthread_mutex_unlock(&gpsu.stream_lock);
+	gpsu_event_put(ev);	/* pending operations keep their reference */
+	return gpsSuccess;
+}
+
+GPSU_API gpsError_t gpsEventRecord(gpsEvent_t event, gpsStream_t stream)
+{
+	return gpsu_ret(gpsu_enqueue_event_op(stream, event, GPSU_OP_RECORD));
+}
+
+/* Takes a reference on a live event handle. */
+static gpsError_t gpsu_event_get(gpsEvent_t e, struct gpsEvent **out)
+{
+	struct gpsEvent *ev;
+	gpsError_t err = gpsu_init();
+
+	if (err)
+		return err;
+	pthread_mutex_lock(&gpsu.stream_lock);
+	ev = e ? gpsu_event_find(e) : NULL;
+	if (ev) {
+		pthread_mutex_lock(&ev->lock);
+		ev->refs++;
+		pthread_mutex_unlock(&ev->lock);
+	}
+	pthread_mutex_unlock(&gpsu.stream_lock);
+	if (!ev)
+		return gpsErrorInvalidResourceHandle;
+	*out = ev;
+	return gpsSuccess;
+}
+
+GPSU_API gpsError_t gpsEventQuery(gpsEvent_t event)
+{
+	struct gpsEvent *ev;
+	gpsError_t err = gpsu_event_get(event, &ev);
+
+	if (err)
+		return gpsu_ret(err);
+	pthread_mutex_lock(&ev->lock);
+	err = ev->completed >= ev->recorded ? gpsSuccess : gpsErrorNotReady;
+	pthread_mutex_unlock(&ev->lock);
+	gpsu_event_put(ev);
+	return err;
+}
+
+GPSU_API gpsError_t gpsEventSynchronize(gpsEvent_t event)
+{
+	struct gpsEvent *ev;
+	gpsError_t err = gpsu_event_get(event, &ev);
+	uint64_t want;
+
+	if (err)
+		return gpsu_ret(err);
+	pthread_mutex_lock(&ev->lock);
+	want = ev->recorded;
+	while (ev->completed < want)
+		pthread_cond_wait(&ev->cv, &ev->lock);
+	pthread_mutex_unlock(&ev->lock);
+	gpsu_event_put(ev);
+	return gpsSuccess;
+}
+
+GPSU_API gpsError_t gpsEventElapsedTime(float *ms, gpsEvent_t start,
+					gpsEvent_t end)
+{
+	struct gpsEvent *a, *b;
+	struct timespec ta, tb;
+	gpsError_t err;
+	bool ready;
+
+	if (!ms)
+		return gpsu_ret(gpsErrorInvalidValue);
+	err = gpsu_event_get(start, &a);
+	if (err)
+		return gpsu_ret(err);
+	err = gpsu_event_get(end, &b);
+	if (err) {
+		gpsu_event_put(a);
+		return gpsu_ret(err);
+	}
+	pthread_mutex_lock(&a->lock);
+	ready = a->recorded && a->completed >= a->recorded;
+	err = a->recorded ? gpsSuccess : gpsErrorInvalidResourceHandle;
+	ta = a->ts;
+	pthread_mutex_unlock(&a->lock);
+	pthread_mutex_lock(&b->lock);
+	ready = ready && b->recorded && b->completed >= b->recorded;
+	if (!b->recorded)
+		err = gpsErrorInvalidResourceHandle;
+	tb = b->ts;
+	pthread_mutex_unlock(&b->lock);
+	gpsu_event_put(a);
+	gpsu_event_put(b);
+	if (err)
+		return gpsu_ret(err);
+	if (!ready)
+		return gpsu_ret(gpsErrorNotReady);
+	*ms = (float)((tb.tv_sec - ta.tv_sec) * 1e3 +
+		      (tb.tv_nsec - ta.tv_nsec) / 1e6);
+	return gpsSuccess;
+}
