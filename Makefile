@@ -21,8 +21,9 @@ BUILD := $(CURDIR)/build
 
 RUN_SERIES ?= 6.12
 RUN_NODES ?= 4
-# The main workload; the foundation test until a workload exists.
-RUN_CMD ?= build/tests/kmod/foundation
+# The main workload (a path relative to the repo, run in the VM's /gps):
+# examples/mvmul once it exists, the foundation kselftest until then.
+RUN_CMD ?= $(if $(wildcard examples/mvmul.c),build/examples/mvmul,build/tests/kmod/foundation)
 
 PREFIX ?= /usr/local
 DESTDIR ?=

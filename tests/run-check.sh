@@ -12,7 +12,8 @@
 #   -V          skip the VM tests
 #
 # 1. the host unit tests (build/tests/unit/*, ASan+UBSan) through
-#    tests/runtests.sh;
+#    tests/runtests.sh, with GPSU_DEVICE=/nonexistent/gps so that they never
+#    reach a real /dev/gps;
 # 2. per series x node count, a gps-vm guest runs tests/runtests.sh -K with
 #    gps.ko: insmod, build/tests/kmod/* then build/tests/lib/*, rmmod.
 # Ends with one line "N passed, N failed, N skipped"; exits 1 on any failed
@@ -77,6 +78,7 @@ if [ "$unit" = 1 ]; then
 	if [ ${#bins[@]} -gt 0 ]; then
 		echo "##### host unit tests"
 		log=$logs/host-unit.log
+		GPSU_DEVICE=${GPSU_DEVICE:-/nonexistent/gps} \
 		ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
 		UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
 			"$top/tests/runtests.sh" -p host "${bins[@]}" 2>&1 |
