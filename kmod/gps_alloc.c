@@ -1,0 +1,623 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DOC: allocations and what user space asks of them
+ *
+ * An allocation is a range of GPS pages with one view per device.  Views
+ * sit at offsets of /dev/gps that are never reused, across every process,
+ * so that write-protecting a view (unmap_mapping_range() on the file's
+ * mapping) can only touch that view.  A GPS allocation starts with every
+ * device subscribed (or only the home device with GPS_ALLOC_MANUAL); a
+ * conventional allocation has one copy, on the home device, for good.
+ *
+ * Changing subscriptions takes every harvest_lock and sub_sem for
+ * writing: no harvest or push runs and no fault looks a page up while
+ * the shadow page table changes (see gps_internal.h).
+ *
+ * Nothing here copies from or to user memory with a lock held: data goes
+ * through a kernel bounce buffer, since the user buffer may itself be a
+ * GPS view whose fault would need sub_sem.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/highmem.h>
+#include <linux/uaccess.h>
+#include <linux/overflow.h>
+#include <linux/sched/signal.h>
+#include <linux/log2.h>
+#include "gps_internal.h"
+
+/* Offsets of views in the file, in pages: never reused. */
+static atomic64_t gps_next_pgoff = ATOMIC64_INIT(16);
+static atomic64_t gps_next_handle = ATOMIC64_INIT(0);
+
+/* mmap offsets must stay positive loff_t values. */
+#define GPS_PGOFF_LIMIT	(1ULL << (62 - PAGE_SHIFT))
+
+static void gps_alloc_release(struct kref *ref)
+{
+	struct gps_alloc *a = container_of(ref, struct gps_alloc, ref);
+
+	gps_pagetable_free(a);
+	kvfree(a->gpages);
+	kfree(a);
+}
+
+void gps_alloc_put(struct gps_alloc *a)
+{
+	kref_put(&a->ref, gps_alloc_release);
+}
+
+/**
+ * gps_alloc_get() - find an allocation of @ctx by handle, with a reference
+ * @ctx: the open file
+ * @handle: handle from GPS_IOC_ALLOC
+ */
+struct gps_alloc *gps_alloc_get(struct gps_ctx *ctx, u64 handle)
+{
+	struct gps_alloc *a;
+
+	mutex_lock(&ctx->lock);
+	a = xa_load(&ctx->allocs, handle);
+	if (a)
+		kref_get(&a->ref);
+	mutex_unlock(&ctx->lock);
+	return a;
+}
+
+/**
+ * gps_alloc_find_view() - the allocation whose one view holds a range
+ * @ctx: the open file
+ * @pgoff: first page of the range in the file
+ * @npages: pages in the range
+ *
+ * Returns the allocation with a reference, or NULL when the range is not
+ * entirely inside one view of one live allocation of @ctx.
+ */
+struct gps_alloc *gps_alloc_find_view(struct gps_ctx *ctx, pgoff_t pgoff,
+				      unsigned long npages)
+{
+	struct gps_alloc *a, *found = NULL;
+	unsigned long idx;
+
+	mutex_lock(&ctx->lock);
+	xa_for_each(&ctx->allocs, idx, a) {
+		pgoff_t view, end;
+
+		if (pgoff < a->pgoff ||
+		    pgoff >= a->pgoff + gps_nr_devs * a->stride)
+			continue;
+		view = (pgoff - a->pgoff) / a->stride;
+		end = a->pgoff + (view + 1) * a->stride;
+		if (npages <= end - pgoff && !READ_ONCE(a->dead)) {
+			kref_get(&a->ref);
+			found = a;
+		}
+		break;
+	}
+	mutex_unlock(&ctx->lock);
+	return found;
+}
+
+static int gps_populate(struct gps_alloc *a, bool all)
+{
+	unsigned long g;
+	int d;
+
+	for (g = 0; g < a->nr_gpages; g++) {
+		struct gps_gpage *gp = gps_gpage(a, g);
+
+		spin_lock_init(&gp->lock);
+		for (d = 0; d < gps_nr_devs; d++) {
+			/* The home device first: it is the one that matters. */
+			int dev = (a->home + d) % gps_nr_devs;
+			struct gps_replica *r;
+
+			if (!all && dev != a->home)
+				continue;
+			r = gps_replica_alloc(a, g, dev, true);
+			if (!r) {
+				atomic64_inc(&gps_devs[dev].stats.subscribe_failed);
+				continue;
+			}
+			gp->rep[dev] = r;
+			gp->subs |= BIT_ULL(dev);
+		}
+		if (!gp->subs)
+			return -ENOMEM;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		cond_resched();
+	}
+	return 0;
+}
+
+/**
+ * gps_alloc_create() - GPS_IOC_ALLOC
+ * @ctx: the open file
+ * @args: checked for reserved fields by the caller
+ */
+int gps_alloc_create(struct gps_ctx *ctx, struct gps_alloc_args *args)
+{
+	unsigned int ps = args->page_size ? args->page_size :
+					    READ_ONCE(gps_knobs.page_size);
+	struct gps_alloc *a;
+	u64 size, views;
+	int ret;
+
+	if (args->kind != GPS_MEM_GPS && args->kind != GPS_MEM_CONVENTIONAL)
+		return -EINVAL;
+	if (args->flags & ~GPS_ALLOC_FLAGS)
+		return -EINVAL;
+	if (args->kind == GPS_MEM_CONVENTIONAL && args->flags)
+		return -EINVAL;
+	if (args->home >= gps_nr_devs)
+		return -EINVAL;
+	if (ps != GPS_PAGE_4K && ps != GPS_PAGE_64K && ps != GPS_PAGE_2M)
+		return -EINVAL;
+	if (!args->size || args->size > (u64)totalram_pages() << PAGE_SHIFT)
+		return args->size ? -ENOMEM : -EINVAL;
+	size = round_up(args->size, ps);
+
+	views = (size >> PAGE_SHIFT) * gps_nr_devs;
+	a = kzalloc(sizeof(*a), GFP_KERNEL_ACCOUNT);
+	if (!a)
+		return -ENOMEM;
+	kref_init(&a->ref);
+	init_rwsem(&a->sub_sem);
+	a->ctx = ctx;
+	a->size = size;
+	a->kind = args->kind;
+	a->flags = args->flags;
+	a->home = args->home;
+	a->gshift = ilog2(ps);
+	a->nr_sub = ps >> PAGE_SHIFT;
+	a->nr_gpages = size >> a->gshift;
+	a->stride = size >> PAGE_SHIFT;
+	a->gpage_bytes = struct_size((struct gps_gpage *)NULL, rep, gps_nr_devs);
+	a->pgoff = atomic64_fetch_add(views, &gps_next_pgoff);
+	if (a->pgoff + views > GPS_PGOFF_LIMIT) {
+		ret = -ENOSPC;
+		goto err_free;
+	}
+	a->gpages = kvzalloc(a->nr_gpages * a->gpage_bytes,
+			     GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!a->gpages) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	ret = gps_populate(a, args->kind == GPS_MEM_GPS &&
+			      !(args->flags & GPS_ALLOC_MANUAL));
+	if (ret)
+		goto err_free;
+
+	a->handle = atomic64_inc_return(&gps_next_handle);
+	mutex_lock(&ctx->lock);
+	ret = xa_insert(&ctx->allocs, a->handle, a, GFP_KERNEL);
+	mutex_unlock(&ctx->lock);
+	if (ret)
+		goto err_free;
+	atomic64_inc(&gps_nr_allocs);
+
+	args->handle = a->handle;
+	args->offset = (u64)a->pgoff << PAGE_SHIFT;
+	args->view_stride = (u64)a->stride << PAGE_SHIFT;
+	args->alloc_size = size;
+	args->out_page_size = ps;
+	return 0;
+
+err_free:
+	gps_alloc_put(a);	/* frees replicas made so far */
+	return ret;
+}
+
+/**
+ * gps_alloc_kill() - free the memory of an allocation taken from its ctx
+ * @a: allocation no longer reachable by handle
+ *
+ * Queued blocks and dirty pages of @a are dropped, every view is zapped
+ * (later faults get SIGBUS) and the replicas are freed.  Runs to the end
+ * even if the task is being killed: it is also the exit path.
+ */
+void gps_alloc_kill(struct gps_alloc *a)
+{
+	int d;
+
+	gps_lock_all(false);
+	for (d = 0; d < gps_nr_devs; d++) {
+		gps_queue_purge(&gps_devs[d], a);
+		gps_harvest_purge(&gps_devs[d], a);
+	}
+	down_write(&a->sub_sem);
+	WRITE_ONCE(a->dead, true);
+	gps_zap_views(a, 0, a->nr_gpages, NULL);
+	up_write(&a->sub_sem);
+	gps_unlock_all();
+	atomic64_dec(&gps_nr_allocs);
+}
+
+/**
+ * gps_alloc_free() - GPS_IOC_FREE
+ * @ctx: the open file
+ * @handle: allocation to free
+ *
+ * Returns -EINVAL for a handle that is not (or no longer) allocated.
+ */
+int gps_alloc_free(struct gps_ctx *ctx, u64 handle)
+{
+	struct gps_alloc *a;
+
+	mutex_lock(&ctx->lock);
+	a = xa_erase(&ctx->allocs, handle);
+	mutex_unlock(&ctx->lock);
+	if (!a)
+		return -EINVAL;
+	gps_alloc_kill(a);
+	gps_pagetable_free(a);
+	gps_alloc_put(a);
+	return 0;
+}
+
+/* The range [offset, offset + length) inside an allocation of @a. */
+static bool gps_range_ok(struct gps_alloc *a, u64 offset, u64 length)
+{
+	u64 end;
+
+	return length && !check_add_overflow(offset, length, &end) &&
+	       end <= a->size;
+}
+
+/* Subscribe @dev to one GPS page: all locks held (see gps_advise()). */
+static int gps_subscribe_page(struct gps_alloc *a, unsigned long g, int dev)
+{
+	struct gps_gpage *gp = gps_gpage(a, g);
+	struct gps_replica *r, *src;
+	unsigned int i;
+
+	if (gp->rep[dev])
+		return 0;
+	r = gps_replica_alloc(a, g, dev, false);
+	if (!r) {
+		atomic64_inc(&gps_devs[dev].stats.subscribe_failed);
+		return -ENOMEM;
+	}
+	/*
+	 * Write-protect first: a single-subscriber page is written without
+	 * capture, and those writes must all be in the copy.  Faults wait
+	 * on sub_sem until the new replica is in place.
+	 */
+	gps_zap_views(a, g, 1, NULL);
+	src = gps_view_replica(a, gp, dev);
+	spin_lock(&gp->lock);
+	for (i = 0; i < a->nr_sub; i++)
+		copy_highpage(r->pages[i], src->pages[i]);
+	gp->rep[dev] = r;
+	gp->subs |= BIT_ULL(dev);
+	spin_unlock(&gp->lock);
+	return 1;
+}
+
+/* Unsubscribe @dev from one GPS page: all locks held, data drained. */
+static void gps_unsubscribe_page(struct gps_alloc *a, unsigned long g, int dev)
+{
+	struct gps_gpage *gp = gps_gpage(a, g);
+	struct gps_replica *r = gp->rep[dev];
+	struct gps_dev *owner = &gps_devs[dev];
+
+	spin_lock(&gp->lock);
+	gp->rep[dev] = NULL;
+	gp->subs &= ~BIT_ULL(dev);
+	spin_unlock(&gp->lock);
+	spin_lock(&owner->dirty_lock);
+	if (r->on_dirty_list) {
+		list_del_init(&r->dirty_link);
+		r->on_dirty_list = false;
+		owner->nr_dirty--;
+	}
+	spin_unlock(&owner->dirty_lock);
+	gps_zap_views(a, g, 1, r);
+	gps_replica_free(r);
+}
+
+/**
+ * gps_advise() - GPS_IOC_ADVISE: change subscriptions of a range
+ * @ctx: the open file
+ * @args: the request; pages_changed and pages_failed are filled in
+ *
+ * Unsubscribing the last subscriber of any page fails with -EBUSY and
+ * changes nothing.  A replica that cannot be allocated leaves the device
+ * unsubscribed from that page and is counted, not an error.
+ */
+int gps_advise(struct gps_ctx *ctx, struct gps_advise_args *args)
+{
+	unsigned long g, first, last;
+	struct gps_alloc *a;
+	int ret = 0;
+
+	if (args->advice != GPS_ADVISE_SUBSCRIBE &&
+	    args->advice != GPS_ADVISE_UNSUBSCRIBE)
+		return -EINVAL;
+	if (args->device >= gps_nr_devs)
+		return -EINVAL;
+	a = gps_alloc_get(ctx, args->handle);
+	if (!a)
+		return -EINVAL;
+	if (a->kind != GPS_MEM_GPS ||
+	    !gps_range_ok(a, args->offset, args->length) ||
+	    !IS_ALIGNED(args->offset | args->length, 1ULL << a->gshift)) {
+		ret = -EINVAL;
+		goto out_put;
+	}
+	first = args->offset >> a->gshift;
+	last = (args->offset + args->length) >> a->gshift;
+
+	ret = gps_lock_all(true);
+	if (ret)
+		goto out_put;
+	down_write(&a->sub_sem);
+	if (a->dead) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	if (args->advice == GPS_ADVISE_SUBSCRIBE) {
+		for (g = first; g < last; g++) {
+			int r = gps_subscribe_page(a, g, args->device);
+
+			if (r < 0)
+				args->pages_failed++;
+			else
+				args->pages_changed += r;
+			cond_resched();
+		}
+		goto out_unlock;
+	}
+
+	for (g = first; g < last; g++) {
+		if (gps_gpage(a, g)->subs == BIT_ULL(args->device)) {
+			ret = -EBUSY;
+			goto out_unlock;
+		}
+	}
+	/* Stop the device's writes, then publish everything stored. */
+	gps_zap_views(a, first, last - first, NULL);
+	gps_drain_all_locked(NULL);
+	for (g = first; g < last; g++) {
+		if (!gps_gpage(a, g)->rep[args->device])
+			continue;
+		gps_unsubscribe_page(a, g, args->device);
+		args->pages_changed++;
+		cond_resched();
+	}
+out_unlock:
+	up_write(&a->sub_sem);
+	gps_unlock_all();
+out_put:
+	gps_alloc_put(a);
+	return ret;
+}
+
+/*
+ * Apply @len bytes at @offset to every replica (and twin) of @a: from
+ * @buf, or the byte @value when @buf is NULL.  Within one small page.
+ */
+static int gps_store_all(struct gps_alloc *a, u64 offset, const u8 *buf,
+			 int value, unsigned int len)
+{
+	unsigned long g = offset >> a->gshift;
+	unsigned int sub = (offset >> PAGE_SHIFT) & (a->nr_sub - 1);
+	unsigned int poff = offset_in_page(offset);
+	struct gps_gpage *gp;
+	int d;
+
+	down_read(&a->sub_sem);
+	if (a->dead) {
+		up_read(&a->sub_sem);
+		return -EINVAL;
+	}
+	gp = gps_gpage(a, g);
+	spin_lock(&gp->lock);
+	for (d = 0; d < gps_nr_devs; d++) {
+		struct gps_replica *r = gp->rep[d];
+		struct page *pages[2];
+		int k;
+
+		if (!r)
+			continue;
+		pages[0] = r->pages[sub];
+		pages[1] = r->twins[sub];
+		for (k = 0; k < 2 && pages[k]; k++) {
+			u8 *p = kmap_local_page(pages[k]);
+
+			if (buf)
+				memcpy(p + poff, buf, len);
+			else
+				memset(p + poff, value, len);
+			kunmap_local(p);
+		}
+	}
+	spin_unlock(&gp->lock);
+	up_read(&a->sub_sem);
+	return 0;
+}
+
+/*
+ * memset and write: queued stores of the range are published first, so
+ * that none of them lands after (and over) the new contents.
+ */
+static int gps_fill(struct gps_ctx *ctx, u64 handle, u64 offset, u64 length,
+		    const u8 __user *src, int value)
+{
+	struct gps_fence_stats st = {};
+	struct gps_alloc *a;
+	u8 *bounce = NULL;
+	int ret;
+
+	a = gps_alloc_get(ctx, handle);
+	if (!a)
+		return -EINVAL;
+	ret = -EINVAL;
+	if (!gps_range_ok(a, offset, length))
+		goto out;
+	ret = -ENOMEM;
+	if (src) {
+		bounce = kmalloc(PAGE_SIZE, GFP_KERNEL);
+		if (!bounce)
+			goto out;
+	}
+	ret = gps_fence(GPS_FENCE_ALL, &st);
+	while (!ret && length) {
+		unsigned int len = min_t(u64, length,
+					 PAGE_SIZE - offset_in_page(offset));
+
+		if (src && copy_from_user(bounce, src, len)) {
+			ret = -EFAULT;
+			break;
+		}
+		ret = gps_store_all(a, offset, bounce, value, len);
+		offset += len;
+		length -= len;
+		if (src)
+			src += len;
+		if (fatal_signal_pending(current))
+			ret = -EINTR;
+		cond_resched();
+	}
+	kfree(bounce);
+out:
+	gps_alloc_put(a);
+	return ret;
+}
+
+int gps_memset(struct gps_ctx *ctx, struct gps_memset_args *args)
+{
+	if (args->value > 0xff)
+		return -EINVAL;
+	return gps_fill(ctx, args->handle, args->offset, args->length, NULL,
+			args->value);
+}
+
+int gps_write(struct gps_ctx *ctx, struct gps_copy_args *args)
+{
+	if (args->device)
+		return -EINVAL;
+	return gps_fill(ctx, args->handle, args->offset, args->length,
+			u64_to_user_ptr(args->uaddr), 0);
+}
+
+/**
+ * gps_read() - GPS_IOC_READ: copy out what one device's view holds
+ * @ctx: the open file
+ * @args: the request
+ */
+int gps_read(struct gps_ctx *ctx, struct gps_copy_args *args)
+{
+	u8 __user *dst = u64_to_user_ptr(args->uaddr);
+	u64 offset = args->offset, length = args->length;
+	struct gps_alloc *a;
+	u8 *bounce;
+	int ret = 0;
+
+	if (args->device >= gps_nr_devs)
+		return -EINVAL;
+	a = gps_alloc_get(ctx, args->handle);
+	if (!a)
+		return -EINVAL;
+	bounce = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	if (!bounce || !gps_range_ok(a, offset, length)) {
+		ret = bounce ? -EINVAL : -ENOMEM;
+		goto out;
+	}
+	while (length) {
+		unsigned int len = min_t(u64, length,
+					 PAGE_SIZE - offset_in_page(offset));
+		unsigned long g = offset >> a->gshift;
+		unsigned int sub = (offset >> PAGE_SHIFT) & (a->nr_sub - 1);
+		struct gps_gpage *gp;
+		u8 *p;
+
+		down_read(&a->sub_sem);
+		if (a->dead) {
+			up_read(&a->sub_sem);
+			ret = -EINVAL;
+			break;
+		}
+		gp = gps_gpage(a, g);
+		spin_lock(&gp->lock);
+		p = kmap_local_page(gps_view_replica(a, gp, args->device)->pages[sub]);
+		memcpy(bounce, p + offset_in_page(offset), len);
+		kunmap_local(p);
+		spin_unlock(&gp->lock);
+		up_read(&a->sub_sem);
+
+		if (copy_to_user(dst, bounce, len)) {
+			ret = -EFAULT;
+			break;
+		}
+		offset += len;
+		length -= len;
+		dst += len;
+		cond_resched();
+	}
+out:
+	kfree(bounce);
+	gps_alloc_put(a);
+	return ret;
+}
+
+#define GPS_QUERY_CHUNK	512
+
+/**
+ * gps_query() - GPS_IOC_QUERY: geometry, counters and subscriber masks
+ * @ctx: the open file
+ * @args: the request; nr_pages is cut to the pages that exist
+ */
+int gps_query(struct gps_ctx *ctx, struct gps_query_args *args)
+{
+	u64 __user *out = u64_to_user_ptr(args->subs);
+	struct gps_alloc *a;
+	u64 *buf = NULL;
+	u64 done = 0, nr;
+	int ret = 0;
+
+	a = gps_alloc_get(ctx, args->handle);
+	if (!a)
+		return -EINVAL;
+	if (args->first_page > a->nr_gpages || READ_ONCE(a->dead)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	nr = min_t(u64, args->nr_pages, a->nr_gpages - args->first_page);
+	if (nr) {
+		buf = kmalloc_array(GPS_QUERY_CHUNK, sizeof(*buf), GFP_KERNEL);
+		if (!buf) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	while (done < nr) {
+		unsigned int n = min_t(u64, nr - done, GPS_QUERY_CHUNK), i;
+
+		down_read(&a->sub_sem);
+		for (i = 0; i < n; i++)
+			buf[i] = gps_gpage(a, args->first_page + done + i)->subs;
+		up_read(&a->sub_sem);
+		if (copy_to_user(out + done, buf, n * sizeof(*buf))) {
+			ret = -EFAULT;
+			goto out;
+		}
+		done += n;
+	}
+	args->nr_pages = nr;
+	args->kind = a->kind;
+	args->flags = a->flags;
+	args->page_size = 1U << a->gshift;
+	args->home = a->home;
+	args->total_pages = a->nr_gpages;
+	args->write_faults = atomic64_read(&a->write_faults);
+	args->pushes = atomic64_read(&a->pushes);
+out:
+	kfree(buf);
+	gps_alloc_put(a);
+	return ret;
+}

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DOC: harvesting dirty pages into the write queue
+ *
+ * A small page written since the last harvest sits on its owner device's
+ * dirty list with a twin.  Harvesting it (the driver's counterpart of
+ * stores reaching the GPS unit) takes four steps:
+ *
+ *  1. lock the dirty small pages of the replica and clear their dirty
+ *     bits: a write fault from now on waits for the page lock and then
+ *     marks the page dirty again;
+ *  2. write-protect them in every view that may map them, by zapping the
+ *     PTEs (the next write faults into gps_page_mkwrite()), and unlock;
+ *  3. under the GPS page lock, diff each page against its twin one word
+ *     at a time, recording the changed bytes in a byte mask and copying
+ *     them into the twin, so that the twin equals what was published;
+ *  4. add each changed block with its mask to the device's queue, where
+ *     it merges with an entry of the same block (coalescing).
+ *
+ * A twin of a page that was not written again meanwhile is freed: twins
+ * live only while a page is writable, so their memory follows the write
+ * working set, not the allocation.
+ *
+ * Called with the device's harvest_lock held (see gps_internal.h).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mm.h>
+#include <linux/highmem.h>
+#include <linux/pagemap.h>
+#include <linux/bitmap.h>
+#include <linux/ktime.h>
+#include "gps_internal.h"
+#include "gps_trace.h"
+
+/* Diff output of one small page: byte mask and a copy of the page. */
+struct gps_diff {
+	unsigned long mask[BITS_TO_LONGS(PAGE_SIZE)];
+	u8 data[PAGE_SIZE];
+};
+
+/**
+ * gps_mark_dirty() - put a replica on its owner's dirty list
+ * @r: replica with a dirty bit just set; caller holds its GPS page lock
+ */
+void gps_mark_dirty(struct gps_replica *r)
+{
+	struct gps_dev *dev = &gps_devs[r->dev];
+	bool wake = false;
+
+	spin_lock(&dev->dirty_lock);
+	if (!r->on_dirty_list) {
+		list_add_tail(&r->dirty_link, &dev->dirty);
+		r->on_dirty_list = true;
+		wake = ++dev->nr_dirty == READ_ONCE(gps_knobs.dirty_wake);
+	}
+	spin_unlock(&dev->dirty_lock);
+	if (wake)
+		wake_up(&dev->wait);
+}
+
+static struct gps_replica *gps_dirty_pop(struct gps_dev *dev)
+{
+	struct gps_replica *r = NULL;
+
+	spin_lock(&dev->dirty_lock);
+	if (!list_empty(&dev->dirty)) {
+		r = list_first_entry(&dev->dirty, struct gps_replica,
+				     dirty_link);
+		list_del_init(&r->dirty_link);
+		r->on_dirty_list = false;
+		dev->nr_dirty--;
+	}
+	spin_unlock(&dev->dirty_lock);
+	return r;
+}
+
+/* Steps 1 and 2: returns the small pages that were dirty in @dirty. */
+static void gps_write_protect(struct gps_replica *r, unsigned long *dirty)
+{
+	struct gps_alloc *a = r->alloc;
+	struct gps_gpage *gp = gps_gpage(a, r->gidx);
+	unsigned int s, e, i, nr = a->nr_sub;
+	unsigned long views;
+	int v;
+
+	spin_lock(&gp->lock);
+	bitmap_copy(dirty, r->dirty, nr);
+	spin_unlock(&gp->lock);
+
+	for_each_set_bit(i, dirty, nr)
+		lock_page(r->pages[i]);
+	spin_lock(&gp->lock);
+	bitmap_andnot(r->dirty, r->dirty, dirty, nr);
+	views = READ_ONCE(r->mapped_views);
+	spin_unlock(&gp->lock);
+
+	for_each_set_bit(v, &views, gps_nr_devs) {
+		pgoff_t base = a->pgoff + v * a->stride + r->gidx * nr;
+
+		for_each_set_bitrange(s, e, dirty, nr)
+			unmap_mapping_range(a->ctx->mapping,
+					    (loff_t)(base + s) << PAGE_SHIFT,
+					    (loff_t)(e - s) << PAGE_SHIFT, 0);
+	}
+	for_each_set_bit(i, dirty, nr)
+		unlock_page(r->pages[i]);
+}
+
+/* Step 3 for one small page; returns the number of changed bytes. */
+static unsigned int gps_diff_page(struct gps_replica *r, unsigned int sub,
+				  struct gps_diff *df, struct page **free_twin)
+{
+	struct gps_gpage *gp = gps_gpage(r->alloc, r->gidx);
+	unsigned int w, b, changed = 0;
+	u64 *cur, *twin;
+	u8 *tb;
+
+	*free_twin = NULL;
+	bitmap_zero(df->mask, PAGE_SIZE);
+	spin_lock(&gp->lock);
+	if (!r->twins[sub]) {
+		/* Harvested twice in a row and freed: nothing new. */
+		spin_unlock(&gp->lock);
+		return 0;
+	}
+	cur = kmap_local_page(r->pages[sub]);
+	memcpy(df->data, cur, PAGE_SIZE);
+	kunmap_local(cur);
+
+	twin = kmap_local_page(r->twins[sub]);
+	cur = (u64 *)df->data;
+	for (w = 0; w < PAGE_SIZE / sizeof(u64); w++) {
+		if (cur[w] == twin[w])
+			continue;
+		tb = (u8 *)&twin[w];
+		for (b = 0; b < sizeof(u64); b++) {
+			unsigned int off = w * sizeof(u64) + b;
+
+			if (tb[b] != df->data[off]) {
+				__set_bit(off, df->mask);
+				changed++;
+			}
+		}
+		twin[w] = cur[w];
+	}
+	kunmap_local(twin);
+
+	if (!test_bit(sub, r->dirty)) {
+		*free_twin = r->twins[sub];
+		r->twins[sub] = NULL;
+	}
+	spin_unlock(&gp->lock);
+	return changed;
+}
+
+static void gps_harvest_replica(struct gps_dev *dev, struct gps_replica *r,
+				struct gps_fence_stats *st)
+{
+	unsigned long dirty[BITS_TO_LONGS(GPS_PAGE_2M / PAGE_SIZE)];
+	struct gps_alloc *a = r->alloc;
+	struct gps_diff *df = dev->scratch;
+	unsigned int bs = dev->queue.block_size;
+	unsigned int i, k, pages = 0;
+	struct page *twin;
+
+	gps_write_protect(r, dirty);
+	for_each_set_bit(i, dirty, a->nr_sub) {
+		u64 first_block = (((u64)r->gidx << a->gshift) +
+				   ((u64)i << PAGE_SHIFT)) / bs;
+
+		pages++;
+		if (gps_diff_page(r, i, df, &twin)) {
+			for (k = 0; k < PAGE_SIZE / bs; k++) {
+				const unsigned long *m =
+					df->mask + k * bs / BITS_PER_LONG;
+
+				if (bitmap_empty(m, bs))
+					continue;
+				gps_queue_add(dev, a, first_block + k, m,
+					      df->data + k * bs, st);
+			}
+		}
+		if (twin) {
+			put_page(twin);
+			atomic64_dec(&gps_twin_pages);
+			atomic64_dec(&dev->stats.twin_pages);
+		}
+	}
+	atomic64_add(pages, &dev->stats.pages_harvested);
+	if (st)
+		st->pages_harvested += pages;
+}
+
+/**
+ * gps_harvest() - harvest up to @budget dirty replicas of @dev
+ * @dev: device, harvest_lock held
+ * @budget: replicas to take off the dirty list at most
+ * @st: fence statistics to add to, or NULL
+ *
+ * Replicas dirtied again while this runs go to the tail of the list, so a
+ * budget of the list's length at entry covers every store made before.
+ * Returns the number of replicas harvested.
+ */
+unsigned long gps_harvest(struct gps_dev *dev, unsigned long budget,
+			  struct gps_fence_stats *st)
+{
+	u64 t0 = ktime_get_ns();
+	unsigned long done = 0;
+	struct gps_replica *r;
+
+	lockdep_assert_held(&dev->harvest_lock);
+	while (done < budget && (r = gps_dirty_pop(dev))) {
+		gps_harvest_replica(dev, r, st);
+		done++;
+		cond_resched();
+	}
+	if (done) {
+		atomic64_add(ktime_get_ns() - t0, &dev->stats.harvest_ns);
+		trace_gps_harvest(dev->id, done, dev->queue.count, 0);
+	}
+	return done;
+}
+
+/**
+ * gps_harvest_purge() - forget the dirty replicas of an allocation
+ * @dev: device, harvest_lock held
+ * @a: allocation being freed
+ */
+void gps_harvest_purge(struct gps_dev *dev, struct gps_alloc *a)
+{
+	struct gps_replica *r, *tmp;
+
+	spin_lock(&dev->dirty_lock);
+	list_for_each_entry_safe(r, tmp, &dev->dirty, dirty_link) {
+		if (r->alloc != a)
+			continue;
+		list_del_init(&r->dirty_link);
+		r->on_dirty_list = false;
+		dev->nr_dirty--;
+	}
+	spin_unlock(&dev->dirty_lock);
+}

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * gps internal interfaces: the objects the driver is made of and the rules
+ * for locking them.
+ *
+ * Objects:
+ *   struct gps_dev     one per device (= online NUMA node): its push thread,
+ *                      its dirty list and its coalescing write queue
+ *   struct gps_ctx     one per open of /dev/gps: the allocations it owns
+ *   struct gps_alloc   one allocation: geometry, views, shadow page table
+ *   struct gps_gpage   one GPS page: subscriber set and replicas
+ *   struct gps_replica one device's copy of one GPS page: its small pages,
+ *                      their twins and dirty bits
+ *
+ * Lock order (outermost first):
+ *
+ *   gps_ctx.lock                       (allocation table of an open file)
+ *     gps_dev.harvest_lock             (several: in device order)
+ *       gps_alloc.sub_sem              (write: subscription changes)
+ *         page lock of replica pages   (several: ascending, harvest only)
+ *           mapping->i_mmap_rwsem      (unmap_mapping_range)
+ *         gps_gpage.lock               (spinlock)
+ *           gps_dev.dirty_lock         (spinlock)
+ *
+ *   mmap_lock (or the VMA lock) -> gps_alloc.sub_sem -> page lock: the
+ *   fault paths.  Nothing here takes mmap_lock, and nothing copies from
+ *   or to user memory while holding sub_sem or a harvest_lock, since such
+ *   a copy may fault on a GPS view and re-enter the fault path.
+ *
+ * What protects what:
+ *  - A replica's existence and a GPS page's subscriber set change only
+ *    with every harvest_lock and sub_sem (write) held.  The harvesters,
+ *    holding their own harvest_lock, may therefore use replicas and
+ *    subscriber sets without sub_sem; the fault paths use sub_sem (read).
+ *  - gps_gpage.lock serialises every access to the contents of a GPS
+ *    page's replicas done by the driver (diff, push, copy, memset) and
+ *    the twins and dirty bits of its replicas.
+ *  - A small page's dirty bit is set by page_mkwrite with the page locked
+ *    and cleared by the harvester with the page locked, before the views
+ *    are write-protected again: so a write that faults in between is
+ *    never lost.
+ *  - A queue is used only under its device's harvest_lock.
+ */
+#ifndef _GPS_INTERNAL_H
+#define _GPS_INTERNAL_H
+
+#include <linux/types.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/rwsem.h>
+#include <linux/kref.h>
+#include <linux/wait.h>
+#include <linux/list.h>
+#include <linux/xarray.h>
+#include <linux/mm_types.h>
+#include <linux/gps.h>
+
+/* One entry of a coalescing write queue: one block, its changed bytes. */
+struct gps_qentry {
+	struct list_head lru;		/* queue order, oldest first */
+	struct hlist_node hash;		/* lookup by (allocation, block) */
+	struct gps_alloc *alloc;
+	u64 block;			/* block index within the allocation */
+	unsigned long added;		/* jiffies when added */
+	unsigned long *mask;		/* changed bytes: block_size bits */
+	u8 *data;			/* block_size bytes */
+};
+
+/* Per-device coalescing write queue; used under gps_dev.harvest_lock. */
+struct gps_queue {
+	unsigned int capacity;
+	unsigned int watermark;
+	unsigned int block_size;
+	unsigned int count;
+	unsigned int hash_bits;
+	struct list_head lru;		/* live entries, least recent first */
+	struct list_head free;		/* unused entries */
+	struct hlist_head *hash;
+	struct gps_qentry *entries;	/* capacity entries */
+	void *storage;			/* masks and data of all entries */
+};
+
+/* Counters of one device; updated with atomics, read by debugfs. */
+struct gps_dev_stats {
+	atomic64_t read_faults;
+	atomic64_t write_faults;
+	atomic64_t pages_harvested;
+	atomic64_t blocks_queued;
+	atomic64_t blocks_merged;
+	atomic64_t blocks_pushed;
+	atomic64_t bytes_pushed;
+	atomic64_t blocks_pushed_early;	/* by the thread or the watermark */
+	atomic64_t fences;
+	atomic64_t harvest_ns;
+	atomic64_t queue_hwm;
+	atomic64_t replica_pages;
+	atomic64_t twin_pages;
+	atomic64_t subscribe_failed;
+	atomic64_t to_blocks[GPS_MAX_DEVICES];	/* traffic matrix row */
+	atomic64_t to_bytes[GPS_MAX_DEVICES];
+};
+
+struct gps_dev {
+	int id;				/* device index */
+	int nid;			/* NUMA node */
+	struct task_struct *thread;	/* gps/<nid> */
+	wait_queue_head_t wait;		/* the thread sleeps here */
+	struct mutex harvest_lock;	/* harvest and push of this device */
+	spinlock_t dirty_lock;		/* protects dirty, nr_dirty */
+	struct list_head dirty;		/* replicas with dirty small pages */
+	unsigned long nr_dirty;
+	atomic_long_t remote_mask;	/* devices whose replicas we dirtied */
+	struct gps_queue queue;
+	struct gps_dev_stats stats;
+	void *scratch;			/* diff output, under harvest_lock */
+	struct dentry *debugfs;
+};
+
+/* Per open file. */
+struct gps_ctx {
+	struct mutex lock;		/* protects allocs */
+	struct xarray allocs;		/* handle -> struct gps_alloc */
+	struct address_space *mapping;	/* of the file: views live here */
+};
+
+struct gps_replica {
+	struct list_head dirty_link;	/* on the owner's dirty list */
+	bool on_dirty_list;		/* under the owner's dirty_lock */
+	struct gps_alloc *alloc;
+	unsigned long gidx;		/* GPS page index */
+	int dev;			/* owner device */
+	unsigned long mapped_views;	/* views that may map these pages */
+	unsigned long *dirty;		/* small pages writable since harvest */
+	struct page **twins;		/* snapshot per dirty small page */
+	struct page *pages[];		/* nr_sub small pages */
+};
+
+struct gps_gpage {
+	spinlock_t lock;
+	u64 subs;			/* subscriber devices */
+	struct gps_replica *rep[];	/* per device, NULL if not subscribed */
+};
+
+struct gps_alloc {
+	struct kref ref;		/* ctx, each VMA, in-flight users */
+	struct gps_ctx *ctx;
+	u64 handle;
+	pgoff_t pgoff;			/* view of device 0 in the file */
+	pgoff_t stride;			/* small pages per view */
+	u64 size;
+	u32 kind;
+	u32 flags;
+	u32 home;
+	unsigned int gshift;		/* GPS page shift */
+	unsigned int nr_sub;		/* small pages per GPS page */
+	unsigned long nr_gpages;
+	size_t gpage_bytes;		/* size of one struct gps_gpage */
+	struct rw_semaphore sub_sem;
+	bool dead;			/* freed: views SIGBUS; under sub_sem */
+	atomic64_t write_faults;
+	atomic64_t pushes;
+	void *gpages;			/* nr_gpages struct gps_gpage */
+};
+
+struct gps_knobs {
+	unsigned int page_size;
+	unsigned int block_size;
+	unsigned int queue_capacity;
+	unsigned int queue_watermark;
+	unsigned int harvest_interval_us;
+	unsigned int dirty_wake;	/* dirty replicas that wake the thread */
+	u64 max_bytes;			/* cap on replica memory, 0: none */
+};
+
+/* Values a fence reports back. */
+struct gps_fence_stats {
+	u64 pages_harvested;
+	u64 blocks_pushed;
+	u64 bytes_pushed;
+};
+
+/* gps_main.c */
+extern struct gps_knobs gps_knobs;
+extern struct mutex gps_knob_lock;
+extern struct gps_dev *gps_devs;
+extern unsigned int gps_nr_devs;
+extern atomic64_t gps_nr_allocs;
+extern atomic64_t gps_replica_pages;
+extern atomic64_t gps_twin_pages;
+
+static inline struct gps_gpage *gps_gpage(struct gps_alloc *a, unsigned long i)
+{
+	return (struct gps_gpage *)((char *)a->gpages + i * a->gpage_bytes);
+}
+
+/* gps_pagetable.c */
+struct gps_replica *gps_replica_alloc(struct gps_alloc *a, unsigned long gidx,
+				      int dev, bool zero);
+void gps_replica_free(struct gps_replica *r);
+struct gps_replica *gps_view_replica(struct gps_alloc *a, struct gps_gpage *gp,
+				     int view);
+void gps_zap_views(struct gps_alloc *a, unsigned long first,
+		   unsigned long nr, struct gps_replica *removed);
+void gps_pagetable_free(struct gps_alloc *a);
+
+/* gps_alloc.c */
+int gps_alloc_create(struct gps_ctx *ctx, struct gps_alloc_args *args);
+int gps_alloc_free(struct gps_ctx *ctx, u64 handle);
+struct gps_alloc *gps_alloc_get(struct gps_ctx *ctx, u64 handle);
+void gps_alloc_put(struct gps_alloc *a);
+void gps_alloc_kill(struct gps_alloc *a);
+int gps_advise(struct gps_ctx *ctx, struct gps_advise_args *args);
+int gps_memset(struct gps_ctx *ctx, struct gps_memset_args *args);
+int gps_write(struct gps_ctx *ctx, struct gps_copy_args *args);
+int gps_read(struct gps_ctx *ctx, struct gps_copy_args *args);
+int gps_query(struct gps_ctx *ctx, struct gps_query_args *args);
+struct gps_alloc *gps_alloc_find_view(struct gps_ctx *ctx, pgoff_t pgoff,
+				      unsigned long npages);
+
+/* gps_fault.c */
+extern const struct vm_operations_struct gps_vm_ops;
+int gps_mmap(struct file *file, struct vm_area_struct *vma);
+
+/* gps_queue.c */
+int gps_queue_init(struct gps_queue *q, int nid, unsigned int capacity,
+		   unsigned int watermark, unsigned int block_size);
+void gps_queue_destroy(struct gps_queue *q);
+void gps_queue_add(struct gps_dev *dev, struct gps_alloc *a, u64 block,
+		   const unsigned long *mask, const u8 *data,
+		   struct gps_fence_stats *st);
+void gps_queue_push_oldest(struct gps_dev *dev, bool early,
+			   struct gps_fence_stats *st);
+void gps_queue_drain(struct gps_dev *dev, struct gps_fence_stats *st);
+void gps_queue_push_aged(struct gps_dev *dev, unsigned long age);
+void gps_queue_purge(struct gps_dev *dev, struct gps_alloc *a);
+int gps_queues_reconfigure(unsigned int capacity, unsigned int watermark,
+			   unsigned int block_size);
+
+/* gps_harvest.c */
+void gps_mark_dirty(struct gps_replica *r);
+unsigned long gps_harvest(struct gps_dev *dev, unsigned long budget,
+			  struct gps_fence_stats *st);
+void gps_harvest_purge(struct gps_dev *dev, struct gps_alloc *a);
+
+/* gps_thread.c */
+int gps_thread_start(struct gps_dev *dev);
+void gps_thread_stop(struct gps_dev *dev);
+void gps_wake_all(void);
+int gps_fence(int device, struct gps_fence_stats *st);
+int gps_lock_all(bool killable);
+void gps_unlock_all(void);
+void gps_drain_all_locked(struct gps_fence_stats *st);
+
+/* gps_sysfs.c */
+int gps_sysfs_init(void);
+void gps_sysfs_exit(void);
+
+/* gps_debugfs.c */
+void gps_debugfs_init(void);
+void gps_debugfs_exit(void);
+
+#endif /* _GPS_INTERNAL_H */

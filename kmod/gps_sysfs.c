@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DOC: /sys/kernel/gps
+ *
+ * Tunables beside read-only counters, as /sys/kernel/mm/ksm does.  A
+ * store parses with kstrto*, checks the range (-EINVAL, old value kept),
+ * changes the knob under gps_knob_lock and wakes the push threads.
+ * Changing the queue shape drains every queue first.  Only
+ * CAP_SYS_ADMIN may change knobs.  Documentation/ABI/testing/
+ * sysfs-kernel-gps describes each file.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kobject.h>
+#include <linux/sysfs.h>
+#include <linux/capability.h>
+#include <linux/log2.h>
+#include "gps_internal.h"
+
+static struct kobject *gps_kobj;
+
+#define GPS_ATTR(_name) \
+	static struct kobj_attribute _name##_attr = __ATTR_RW(_name)
+#define GPS_ATTR_RO(_name) \
+	static struct kobj_attribute _name##_attr = __ATTR_RO(_name)
+
+static int gps_parse_uint(const char *buf, unsigned int min, unsigned int max,
+			  unsigned int *val)
+{
+	int ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	ret = kstrtouint(buf, 0, val);
+	if (ret)
+		return ret;
+	return *val < min || *val > max ? -EINVAL : 0;
+}
+
+static ssize_t page_size_show(struct kobject *kobj,
+			      struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(gps_knobs.page_size));
+}
+
+static ssize_t page_size_store(struct kobject *kobj,
+			       struct kobj_attribute *attr,
+			       const char *buf, size_t count)
+{
+	unsigned int val;
+	int ret = gps_parse_uint(buf, GPS_PAGE_4K, GPS_PAGE_2M, &val);
+
+	if (ret)
+		return ret;
+	if (val != GPS_PAGE_4K && val != GPS_PAGE_64K && val != GPS_PAGE_2M)
+		return -EINVAL;
+	WRITE_ONCE(gps_knobs.page_size, val);
+	return count;
+}
+GPS_ATTR(page_size);
+
+/* The queue shape: capacity, watermark and block size change together. */
+static ssize_t gps_set_queue(const char *buf, size_t count, int which)
+{
+	unsigned int cap, wm, bs, val;
+	int ret;
+
+	switch (which) {
+	case 0:
+		ret = gps_parse_uint(buf, 1, 65536, &val);
+		break;
+	case 1:
+		ret = gps_parse_uint(buf, 64, PAGE_SIZE, &val);
+		if (!ret && !is_power_of_2(val))
+			ret = -EINVAL;
+		break;
+	default:
+		ret = gps_parse_uint(buf, 1, 65536, &val);
+		break;
+	}
+	if (ret)
+		return ret;
+
+	mutex_lock(&gps_knob_lock);
+	cap = gps_knobs.queue_capacity;
+	wm = gps_knobs.queue_watermark;
+	bs = gps_knobs.block_size;
+	switch (which) {
+	case 0:		/* capacity: the watermark follows, one below */
+		cap = val;
+		wm = max(cap - 1, 1U);
+		break;
+	case 1:
+		bs = val;
+		break;
+	default:
+		if (val > cap) {
+			ret = -EINVAL;
+			goto out;
+		}
+		wm = val;
+		break;
+	}
+	ret = gps_queues_reconfigure(cap, wm, bs);
+	if (!ret) {
+		gps_knobs.queue_capacity = cap;
+		gps_knobs.queue_watermark = wm;
+		gps_knobs.block_size = bs;
+	}
+out:
+	mutex_unlock(&gps_knob_lock);
+	gps_wake_all();
+	return ret ? ret : count;
+}
+
+static ssize_t queue_capacity_show(struct kobject *kobj,
+				   struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(gps_knobs.queue_capacity));
+}
+
+static ssize_t queue_capacity_store(struct kobject *kobj,
+				    struct kobj_attribute *attr,
+				    const char *buf, size_t count)
+{
+	return gps_set_queue(buf, count, 0);
+}
+GPS_ATTR(queue_capacity);
+
+static ssize_t block_size_show(struct kobject *kobj,
+			       struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(gps_knobs.block_size));
+}
+
+static ssize_t block_size_store(struct kobject *kobj,
+				struct kobj_attribute *attr,
+				const char *buf, size_t count)
+{
+	return gps_set_queue(buf, count, 1);
+}
+GPS_ATTR(block_size);
+
+static ssize_t queue_watermark_show(struct kobject *kobj,
+				    struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(gps_knobs.queue_watermark));
+}
+
+static ssize_t queue_watermark_store(struct kobject *kobj,
+				     struct kobj_attribute *attr,
+				     const char *buf, size_t count)
+{
+	return gps_set_queue(buf, count, 2);
+}
+GPS_ATTR(queue_watermark);
+
+static ssize_t harvest_interval_us_show(struct kobject *kobj,
+					struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n",
+			  READ_ONCE(gps_knobs.harvest_interval_us));
+}
+
+static ssize_t harvest_interval_us_store(struct kobject *kobj,
+					 struct kobj_attribute *attr,
+					 const char *buf, size_t count)
+{
+	unsigned int val;
+	int ret = gps_parse_uint(buf, 0, 10 * USEC_PER_SEC, &val);
+
+	if (ret)
+		return ret;
+	WRITE_ONCE(gps_knobs.harvest_interval_us, val);
+	gps_wake_all();
+	return count;
+}
+GPS_ATTR(harvest_interval_us);
+
+static ssize_t dirty_wake_show(struct kobject *kobj,
+			       struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(gps_knobs.dirty_wake));
+}
+
+static ssize_t dirty_wake_store(struct kobject *kobj,
+				struct kobj_attribute *attr,
+				const char *buf, size_t count)
+{
+	unsigned int val;
+	int ret = gps_parse_uint(buf, 1, 1U << 20, &val);
+
+	if (ret)
+		return ret;
+	WRITE_ONCE(gps_knobs.dirty_wake, val);
+	gps_wake_all();
+	return count;
+}
+GPS_ATTR(dirty_wake);
+
+static ssize_t max_bytes_show(struct kobject *kobj,
+			      struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", READ_ONCE(gps_knobs.max_bytes));
+}
+
+static ssize_t max_bytes_store(struct kobject *kobj,
+			       struct kobj_attribute *attr,
+			       const char *buf, size_t count)
+{
+	u64 val;
+	int ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	ret = kstrtou64(buf, 0, &val);
+	if (ret)
+		return ret;
+	WRITE_ONCE(gps_knobs.max_bytes, val);
+	return count;
+}
+GPS_ATTR(max_bytes);
+
+static ssize_t abi_version_show(struct kobject *kobj,
+				struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", GPS_ABI_VERSION);
+}
+GPS_ATTR_RO(abi_version);
+
+static ssize_t nr_devices_show(struct kobject *kobj,
+			       struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", gps_nr_devs);
+}
+GPS_ATTR_RO(nr_devices);
+
+static ssize_t nr_allocs_show(struct kobject *kobj,
+			      struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lld\n", atomic64_read(&gps_nr_allocs));
+}
+GPS_ATTR_RO(nr_allocs);
+
+static ssize_t replica_pages_show(struct kobject *kobj,
+				  struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lld\n", atomic64_read(&gps_replica_pages));
+}
+GPS_ATTR_RO(replica_pages);
+
+static ssize_t twin_pages_show(struct kobject *kobj,
+			       struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lld\n", atomic64_read(&gps_twin_pages));
+}
+GPS_ATTR_RO(twin_pages);
+
+static struct attribute *gps_attrs[] = {
+	&page_size_attr.attr,
+	&block_size_attr.attr,
+	&queue_capacity_attr.attr,
+	&queue_watermark_attr.attr,
+	&harvest_interval_us_attr.attr,
+	&dirty_wake_attr.attr,
+	&max_bytes_attr.attr,
+	&abi_version_attr.attr,
+	&nr_devices_attr.attr,
+	&nr_allocs_attr.attr,
+	&replica_pages_attr.attr,
+	&twin_pages_attr.attr,
+	NULL,
+};
+
+static const struct attribute_group gps_attr_group = {
+	.attrs = gps_attrs,
+};
+
+int gps_sysfs_init(void)
+{
+	int ret;
+
+	gps_kobj = kobject_create_and_add("gps", kernel_kobj);
+	if (!gps_kobj)
+		return -ENOMEM;
+	ret = sysfs_create_group(gps_kobj, &gps_attr_group);
+	if (ret) {
+		kobject_put(gps_kobj);
+		gps_kobj = NULL;
+	}
+	return ret;
+}
+
+void gps_sysfs_exit(void)
+{
+	sysfs_remove_group(gps_kobj, &gps_attr_group);
+	kobject_put(gps_kobj);
+}
