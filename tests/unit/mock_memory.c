@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: devices and memory against the in-process mock driver
+ * (t_mock.h): device properties, the four allocation kinds, views and
+ * gpsDevicePtr, copy directions and ranges, memset, advice and
+ * subscriptions, tracking's not-supported answer, frees.
+ */
+#include "kselftest_harness.h"
+#include "gpsu.h"
+#include "t_mock.h"
+
+#define PAGE MOCK_PAGE
+
+FIXTURE(mem) {
+	int unused;
+};
+
+FIXTURE_SETUP(mem)
+{
+	mock_setup();
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+}
+
+FIXTURE_TEARDOWN(mem)
+{
+	/* every test frees what it allocated */
+	EXPECT_EQ(0, mock_nr_allocs);
+	gpsGetLastError();
+}
+
+/* Two devices, per-thread current device, properties from the driver. */
+TEST_F(mem, devices)
+{
+	gpsDeviceProp prop;
+	int n, d;
+
+	ASSERT_EQ(gpsSuccess, gpsGetDeviceCount(&n));
+	ASSERT_EQ(MOCK_NDEV, n);
+	ASSERT_EQ(gpsErrorInvalidDevice, gpsSetDevice(MOCK_NDEV));
+	ASSERT_EQ(gpsErrorInvalidDevice, gpsSetDevice(-1));
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(1));
+	ASSERT_EQ(gpsSuccess, gpsGetDevice(&d));
+	ASSERT_EQ(1, d);
+	ASSERT_EQ(gpsErrorInvalidDevice, gpsGetDeviceProperties(&prop, 2));
+	ASSERT_EQ(gpsSuccess, gpsGetDeviceProperties(&prop, 1));
+	ASSERT_STREQ("gps node 1", prop.name);
+	ASSERT_EQ(1, prop.numaNode);
+	ASSERT_EQ(1, prop.device);
+	ASSERT_LT(0, prop.numCpus);
+	ASSERT_EQ(1ULL << 30, prop.totalGlobalMem);
+	ASSERT_EQ(PAGE, prop.gpsPageSize);
+	ASSERT_EQ(128, prop.gpsBlockSize);
+	ASSERT_EQ(GPS_ABI_VERSION, prop.driverAbiVersion);
+}
+
+/* A GPS allocation: home view handed out, one view per device. */
+TEST_F(mem, gps_views)
+{
+	gpsPointerAttributes at;
+	char *p, *v1;
+
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 3 * PAGE + 5, 0));
+	ASSERT_EQ(gpsSuccess, gpsPointerGetAttributes(&at, p + 7));
+	ASSERT_EQ(gpsMemoryTypeGPS, at.type);
+	ASSERT_EQ(0, at.device);
+	ASSERT_EQ(0, at.viewDevice);
+	ASSERT_EQ(p, at.base);
+	ASSERT_EQ(3 * PAGE + 5, at.size);
+	ASSERT_EQ(PAGE, at.gpsPageSize);
+	ASSERT_EQ(p + 9, gpsDevicePtr(p + 9));
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(1));
+	v1 = gpsDevicePtr(p + 9);
+	ASSERT_NE(p + 9, v1);
+	ASSERT_EQ(v1, gpsDevicePtr(v1));	/* already device 1's */
+	ASSERT_EQ(gpsSuccess, gpsPointerGetAttributes(&at, v1));
+	ASSERT_EQ(1, at.viewDevice);
+	ASSERT_EQ(p, at.base);
+	p[9] = 42;	/* the mock has one copy behind every view */
+	ASSERT_EQ(42, *v1);
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(p + 9, gpsDevicePtr(v1));
+	/* only the start of an allocation can be freed, and only once */
+	ASSERT_EQ(gpsErrorInvalidDevicePointer, gpsFree(p + 1));
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+	ASSERT_EQ(gpsErrorInvalidDevicePointer, gpsFree(p));
+	ASSERT_EQ(p + 9, gpsDevicePtr(p + 9));	/* unknown again */
+}
+
+/* Page-size flags reach the driver; manual allocations start at home. */
+TEST_F(mem, gps_flags)
+{
+	unsigned long long m[4];
+	size_t np;
+	void *p;
+
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(1));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS(&p, 2 * GPS_PAGE_4K,
+				gpsMemGPSManual | gpsMemGPSPage4K));
+	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(p, 2 * GPS_PAGE_4K, m, 4,
+						   &np));
+	ASSERT_EQ(2, np);
+	ASSERT_EQ(2, m[0]);
+	ASSERT_EQ(2, m[1]);
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS(&p, 1, 0));
+	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(p, 1, m, 4, &np));
+	ASSERT_EQ(1, np);
+	ASSERT_EQ(3, m[0]);
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
+/* Subscribe and unsubscribe whole GPS pages; the last one stays: Busy. */
+TEST_F(mem, advise_subscriptions)
+{
+	unsigned long long m[4];
+	char *p;
+	size_t np;
+
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 4 * PAGE,
+					   gpsMemGPSManual));
+	/* bytes 1 .. PAGE+1 touch pages 0 and 1 */
+	ASSERT_EQ(gpsSuccess, gpsMemAdvise(p + 1, PAGE + 1,
+					   gpsMemAdviseGPSSubscribe, 1));
+	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(p, 4 * PAGE, m, 4, &np));
+	ASSERT_EQ(4, np);
+	ASSERT_EQ(3, m[0]);
+	ASSERT_EQ(3, m[1]);
+	ASSERT_EQ(1, m[2]);
+	ASSERT_EQ(gpsSuccess, gpsMemAdvise(p, PAGE,
+					   gpsMemAdviseGPSUnsubscribe, 0));
+	ASSERT_EQ(gpsErrorBusy, gpsMemAdvise(p, PAGE,
+					     gpsMemAdviseGPSUnsubscribe, 1));
+	ASSERT_EQ(gpsErrorBusy, gpsGetLastError());
+	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(p, PAGE, m, 1, NULL));
+	ASSERT_EQ(2, m[0]);
+	ASSERT_EQ(gpsSuccess, gpsMemAdvise(p, 4 * PAGE,
+					   gpsMemAdviseSetReadMostly, 0));
+	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(p, 4 * PAGE, m, 4, &np));
+	ASSERT_EQ(3, m[0] & m[1] & m[2] & m[3]);
+	ASSERT_EQ(gpsSuccess, gpsMemAdvise(p, 4 * PAGE,
+					   gpsMemAdviseUnsetReadMostly, 1));
+	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(p, 4 * PAGE, m, 4, &np));
+	ASSERT_EQ(2, m[0] | m[1] | m[2] | m[3]);
+	ASSERT_EQ(gpsSuccess, gpsMemAdvise(p, PAGE,
+					   gpsMemAdviseSetAccessedBy, 0));
+	ASSERT_EQ(gpsSuccess, gpsMemAdvise(p, PAGE,
+					   gpsMemAdviseSetPreferredLocation,
+					   0));
+	ASSERT_EQ(gpsErrorNotSupported,
+		  gpsMemAdvise(p, PAGE, gpsMemAdviseUnsetPreferredLocation,
+			       0));
+	/* bad device, range beyond the allocation, unknown pointer */
+	ASSERT_EQ(gpsErrorInvalidDevice,
+		  gpsMemAdvise(p, PAGE, gpsMemAdviseGPSSubscribe, 2));
+	ASSERT_EQ(gpsErrorInvalidValue,
+		  gpsMemAdvise(p, 4 * PAGE + 1, gpsMemAdviseGPSSubscribe, 1));
+	ASSERT_EQ(gpsErrorInvalidDevicePointer,
+		  gpsMemAdvise(m, 8, gpsMemAdviseGPSSubscribe, 1));
+	ASSERT_EQ(gpsSuccess, gpsMemPrefetchAsync(p, PAGE, 0, NULL));
+	ASSERT_EQ(gpsSuccess, gpsStreamSynchronize(NULL));
+	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(p, PAGE, m, 1, NULL));
+	ASSERT_EQ(3, m[0]);
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
+/* Conventional, host and managed memory take the advice they can. */
+TEST_F(mem, advise_other_kinds)
+{
+	gpsPointerAttributes at;
+	void *c, *h, *m;
+
+	ASSERT_EQ(gpsSuccess, gpsMalloc(&c, 100));
+	ASSERT_EQ(gpsSuccess, gpsMallocHost(&h, 100));
+	ASSERT_EQ(gpsSuccess, gpsMallocManaged(&m, 100));
+	ASSERT_EQ(gpsSuccess, gpsPointerGetAttributes(&at, c));
+	ASSERT_EQ(gpsMemoryTypeDevice, at.type);
+	ASSERT_EQ(gpsSuccess, gpsPointerGetAttributes(&at, h));
+	ASSERT_EQ(gpsMemoryTypeHost, at.type);
+	ASSERT_EQ(gpsSuccess, gpsPointerGetAttributes(&at, m));
+	ASSERT_EQ(gpsMemoryTypeManaged, at.type);
+	ASSERT_EQ(gpsSuccess, gpsPointerGetAttributes(&at, &at));
+	ASSERT_EQ(gpsMemoryTypeUnregistered, at.type);
+	ASSERT_EQ(c, gpsDevicePtr(c));
+	ASSERT_EQ(gpsErrorInvalidValue,
+		  gpsMemAdvise(c, 8, gpsMemAdviseGPSSubscribe, 0));
+	ASSERT_EQ(gpsErrorNotSupported,
+		  gpsMemAdvise(c, 8, gpsMemAdviseSetPreferredLocation, 0));
+	ASSERT_EQ(gpsErrorNotSupported, gpsMemPrefetchAsync(c, 8, 0, NULL));
+	ASSERT_EQ(gpsErrorInvalidValue,
+		  gpsMemAdvise(m, 8, gpsMemAdviseGPSUnsubscribe, 0));
+	ASSERT_EQ(gpsSuccess,
+		  gpsMemAdvise(m, 8, gpsMemAdviseSetAccessedBy, 1));
+	ASSERT_EQ(gpsSuccess,
+		  gpsMemAdvise(m, 8, gpsMemAdviseSetPreferredLocation, 0));
+	ASSERT_EQ(gpsSuccess,
+		  gpsMemAdvise(m, 8, gpsMemAdviseUnsetPreferredLocation, 0));
+	ASSERT_EQ(gpsErrorNotSupported,
+		  gpsMemAdvise(m, 8, gpsMemAdviseSetReadMostly, 0));
+	memset(m, 1, 100);
+	ASSERT_EQ(gpsSuccess, gpsMemPrefetchAsync(m, 100, 0, NULL));
+	ASSERT_EQ(gpsSuccess, gpsDeviceSynchronize());
+	ASSERT_EQ(gpsErrorInvalidValue, gpsFreeHost(m));
+	ASSERT_EQ(gpsSuccess, gpsFreeHost(h));
+	ASSERT_EQ(gpsSuccess, gpsFree(m));
+	ASSERT_EQ(gpsSuccess, gpsFree(c));
+}
+
+/* Copies: directions checked, ranges checked, data lands everywhere. */
+TEST_F(mem, memcpy_kinds)
+{
+	char host[256], back[256], *g, *c;
+	int i;
+
+	for (i = 0; i < 256; i++)
+		host[i] = (char)i;
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&g, 256, 0));
+	ASSERT_EQ(gpsSuccess, gpsMalloc((void **)&c, 256));
+	ASSERT_EQ(gpsSuccess, gpsMemcpy(g, host, 256, gpsMemcpyHostToDevice));
+	ASSERT_EQ(gpsSuccess, gpsMemcpy(c, g, 256,
+					gpsMemcpyDeviceToDevice));
+	memset(back, 0, sizeof(back));
+	ASSERT_EQ(gpsSuccess, gpsMemcpy(back, c, 256,
+					gpsMemcpyDeviceToHost));
+	ASSERT_EQ(0, memcmp(host, back, 256));
+	ASSERT_EQ(gpsSuccess, gpsMemcpy(back, host + 1, 100,
+					gpsMemcpyHostToHost));
+	ASSERT_EQ(1, back[0]);
+	ASSERT_EQ(gpsSuccess, gpsMemcpy(back, g + 10, 10, gpsMemcpyDefault));
+	ASSERT_EQ(10, back[0]);
+	ASSERT_EQ(gpsSuccess, gpsMemcpy(g, host, 0, gpsMemcpyHostToDevice));
+	/* wrong directions */
+	ASSERT_EQ(gpsErrorInvalidMemcpyDirection,
+		  gpsMemcpy(back, host, 8, gpsMemcpyHostToDevice));
+	ASSERT_EQ(gpsErrorInvalidMemcpyDirection,
+		  gpsMemcpy(g, host, 8, gpsMemcpyDeviceToHost));
+	ASSERT_EQ(gpsErrorInvalidMemcpyDirection,
+		  gpsMemcpy(g, c, 8, gpsMemcpyHostToHost));
+	ASSERT_EQ(gpsErrorInvalidMemcpyDirection,
+		  gpsMemcpy(g, c, 8, (gpsMemcpyKind)77));
+	/* past the end of an allocation, NULL, a bad host address */
+	ASSERT_EQ(gpsErrorInvalidValue,
+		  gpsMemcpy(g + 200, host, 57, gpsMemcpyHostToDevice));
+	ASSERT_EQ(gpsErrorInvalidValue,
+		  gpsMemcpy(back, c + 255, 2, gpsMemcpyDeviceToHost));
+	ASSERT_EQ(gpsErrorInvalidValue,
+		  gpsMemcpy(NULL, c, 2, gpsMemcpyDeviceToHost));
+	ASSERT_EQ(gpsErrorInvalidValue,
+		  gpsMemcpy(g, (void *)8, 16, gpsMemcpyHostToDevice));
+	ASSERT_EQ(gpsErrorInvalidValue,
+		  gpsMemcpy((void *)8, g, 16, gpsMemcpyDeviceToHost));
+	ASSERT_EQ(gpsErrorInvalidValue, gpsGetLastError());
+	/* async, in stream order */
+	ASSERT_EQ(gpsSuccess, gpsMemsetAsync(g, 7, 256, NULL));
+	ASSERT_EQ(gpsSuccess, gpsMemcpyAsync(back, g, 256,
+					     gpsMemcpyDeviceToHost, NULL));
+	ASSERT_EQ(gpsSuccess, gpsStreamSynchronize(NULL));
+	for (i = 0; i < 256; i++)
+		ASSERT_EQ(7, back[i]);
+	ASSERT_EQ(gpsSuccess, gpsFree(g));
+	ASSERT_EQ(gpsSuccess, gpsFree(c));
+}
+
+/* Memset: every kind, ranges checked, unregistered memory refused. */
+TEST_F(mem, memset)
+{
+	char host[16], *g, *h;
+
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&g, 64, 0));
+	ASSERT_EQ(gpsSuccess, gpsMallocHost((void **)&h, 64));
+	ASSERT_EQ(gpsSuccess, gpsMemset(g, 0x1ab, 64));
+	ASSERT_EQ((char)0xab, g[63]);
+	ASSERT_EQ(gpsSuccess, gpsMemset(h, 3, 64));
+	ASSERT_EQ(3, h[0]);
+	ASSERT_EQ(gpsErrorInvalidValue, gpsMemset(g + 1, 0, 64));
+	ASSERT_EQ(gpsErrorInvalidValue, gpsMemset(NULL, 0, 1));
+	ASSERT_EQ(gpsErrorInvalidDevicePointer, gpsMemset(host, 0, 16));
+	ASSERT_EQ(gpsSuccess, gpsFree(g));
+	ASSERT_EQ(gpsSuccess, gpsFreeHost(h));
+}
+
+/* Tracking is not in the driver ABI yet: a clear error, no effect. */
+TEST_F(mem, tracking_not_supported)
+{
+	ASSERT_EQ(gpsErrorNotSupported, gpsTrackingStart());
+	ASSERT_EQ(gpsErrorNotSupported, gpsGetLastError());
+	ASSERT_EQ(gpsErrorNotSupported, gpsTrackingStop());
+}
+
+TEST_HARNESS_MAIN
