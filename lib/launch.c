@@ -61,7 +61,10 @@ static void *gpsu_pool_worker(void *arg)
 
 	t->device = pool->device;
 	t->kdevice = pool->device;
-	if (numa_available() >= 0)
+	/* the node's memory first: stacks and kernel-side mallocs */
+	if (numa_available() >= 0 &&
+	    numa_bitmask_isbitset(numa_all_nodes_ptr,
+				  gpsu.dev[pool->device].node))
 		numa_set_preferred(gpsu.dev[pool->device].node);
 	pthread_mutex_lock(&pool->lock);
 	for (;;) {

@@ -265,8 +265,13 @@ static void *gpsu_stream_worker(void *arg)
 	struct gpsStream *s = arg;
 	struct gpsu_op *op;
 
+	const char *no_uring = getenv("GPSU_NO_URING");
+
 	gpsu_tls.device = s->device;
-	s->ring_ok = io_uring_queue_init(GPSU_RING_ENTRIES, &s->ring, 0) == 0;
+	/* GPSU_NO_URING=1: ioctl fences only (tests, comparisons) */
+	if (!no_uring || !*no_uring || *no_uring == '0')
+		s->ring_ok = io_uring_queue_init(GPSU_RING_ENTRIES, &s->ring,
+						 0) == 0;
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
 		if (s->head) {

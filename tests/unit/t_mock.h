@@ -52,6 +52,8 @@ static unsigned long mock_nr_allocs;		 /* live allocations */
 static void mock_setup(void)
 {
 	setenv("GPSU_DEVICE", "/dev/null", 1);
+	/* fences through ioctl(), where the mock sees them */
+	setenv("GPSU_NO_URING", "1", 1);
 }
 
 static struct mock_alloc *mock_get(uint64_t handle)
