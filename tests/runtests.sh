@@ -70,16 +70,37 @@ marker() {	# marker name: start of a test in the kernel log
 	echo "$mark" >/dev/kmsg
 }
 
-kernel_log_ok() {	# kernel_log_ok name: no report after the marker
-	[ "$kcheck" = 1 ] || return 0
-	dmesg | awk -v m="$mark" 'index($0, m) { on = 1; next } on' |
-		grep -E "$bad" >"$tmp/klog" || true
-	[ -s "$tmp/klog" ] || return 0
+klog_bad() {	# klog_bad name: true if the log after the marker has a report
+	[ "$kcheck" = 1 ] || return 1
+	dmesg | awk -v m="$mark" 'index($0, m) { on = 1; next } on' \
+		>"$tmp/klog_all"
+	grep -E "$bad" "$tmp/klog_all" >"$tmp/klog" || true
+	[ -s "$tmp/klog" ] || return 1
 	echo "--- kernel log after the start of $1:"
-	dmesg | awk -v m="$mark" 'index($0, m) { on = 1; next } on' | head -n 80
+	head -n 100 "$tmp/klog_all"
 	echo "---"
-	result FAIL "$1" "kernel log: $(head -n 1 "$tmp/klog")"
-	return 1
+	kwhy="kernel log: $(head -n 1 "$tmp/klog")"
+	return 0
+}
+
+# Run $1 in its own session and process group, so that on timeout the
+# whole group (and whatever it forked) is killed, and leftovers too when it
+# exits; output is streamed and kept in $tmp/out, the status in $tmp/rc.
+run_timed() {
+	rm -f "$tmp/timedout"
+	{
+		setsid "$1" 2>&1 &
+		pid=$!
+		setsid sh -c "sleep $tmo; touch '$tmp/timedout';
+			kill -TERM -$pid; sleep 5; kill -KILL -$pid" \
+			>/dev/null 2>&1 &
+		wd=$!
+		r=0
+		wait "$pid" || r=$?
+		kill -KILL -"$wd" 2>/dev/null || true
+		kill -KILL -"$pid" 2>/dev/null || true
+		echo "$r" >"$tmp/rc"
+	} | tee "$tmp/out"
 }
 
 run_one() {	# run_one path
@@ -88,18 +109,18 @@ run_one() {	# run_one path
 	marker "$name"
 	echo "=== $prefix$name"
 	start=$(date +%s)
-	{
-		r=0
-		timeout -s TERM -k 10 "$tmo" "$t" 2>&1 || r=$?
-		echo "$r" >"$tmp/rc"
-	} |
-		tee "$tmp/out"
+	run_timed "$t"
 	rc=$(cat "$tmp/rc")
 	secs=$(($(date +%s) - start))
+	timedout=0
+	[ ! -e "$tmp/timedout" ] || timedout=1
+	kbad=0
+	! klog_bad "$name" || kbad=1
 	nok=$(grep -c '^ok ' "$tmp/out" || true)
 	nskip=$(grep -c '^ok .*# *[Ss][Kk][Ii][Pp]' "$tmp/out" || true)
 	nfail=$(grep -c '^not ok ' "$tmp/out" || true)
 	if [ $((nok + nfail)) -gt 0 ]; then
+		# KTAP: one result per case, plus one failure for a bad end
 		grep -E '^(not )?ok ' "$tmp/out" | while read -r line; do
 			case $line in
 			"not ok "*) st=FAIL; line=${line#not ok } ;;
@@ -114,18 +135,23 @@ run_one() {	# run_one path
 		passed=$((passed + nok - nskip))
 		skipped=$((skipped + nskip))
 		failed=$((failed + nfail))
-		if [ "$rc" != 0 ] && [ "$rc" != 4 ] && [ "$nfail" = 0 ]; then
+		if [ "$timedout" = 1 ]; then
+			result FAIL "$name" "timeout after ${tmo}s"
+		elif [ "$rc" != 0 ] && [ "$rc" != 4 ] && [ "$nfail" = 0 ]; then
 			result FAIL "$name" "exit status $rc after ${secs}s"
 		fi
+		[ "$kbad" = 0 ] || result FAIL "$name" "$kwhy"
+	elif [ "$timedout" = 1 ]; then
+		result FAIL "$name" "timeout after ${tmo}s"
+	elif [ "$kbad" = 1 ]; then
+		result FAIL "$name" "$kwhy"
 	else
 		case $rc in
 		0) result PASS "$name" ;;
 		4) result SKIP "$name" ;;
-		124 | 137 | 143) result FAIL "$name" "timeout after ${secs}s" ;;
 		*) result FAIL "$name" "exit status $rc" ;;
 		esac
 	fi
-	kernel_log_ok "$name" || true
 }
 
 if [ -n "$module" ]; then
@@ -133,7 +159,11 @@ if [ -n "$module" ]; then
 	if [ -d /sys/module/gps ]; then
 		result PASS "insmod gps" "already loaded"
 	elif insmod "$module"; then
-		kernel_log_ok "insmod gps" && result PASS "insmod gps"
+		if klog_bad "insmod gps"; then
+			result FAIL "insmod gps" "$kwhy"
+		else
+			result PASS "insmod gps"
+		fi
 	else
 		result FAIL "insmod gps" "insmod $module failed"
 	fi
@@ -150,7 +180,11 @@ done
 if [ -n "$module" ] && [ -d /sys/module/gps ]; then
 	marker "rmmod"
 	if rmmod gps; then
-		kernel_log_ok "rmmod gps" && result PASS "rmmod gps"
+		if klog_bad "rmmod gps"; then
+			result FAIL "rmmod gps" "$kwhy"
+		else
+			result PASS "rmmod gps"
+		fi
 	else
 		result FAIL "rmmod gps" "rmmod failed"
 	fi
