@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: kernels against gps.ko: a kernel launched on device d runs
+ * only on node d's CPUs and its loads of a subscribed page read node d's
+ * memory; stores are published to every replica by the end of the kernel;
+ * two devices writing different bytes of one block both survive; kernels
+ * on different devices overlap in time.
+ */
+#include <time.h>
+
+#include "kselftest_harness.h"
+#include "t_lib.h"
+
+#define NBLOCKS 64
+
+struct where_args {
+	int *cpu;		/* host memory: NBLOCKS entries */
+	int *page_node;		/* host memory: NBLOCKS entries */
+	const char *data;	/* GPS, translated */
+};
+
+static void where(void *p)
+{
+	const struct where_args *a = p;
+	unsigned int b = gpsBlockIdx().x;
+
+	a->cpu[b] = sched_getcpu();
+	(void)*(volatile const char *)a->data;	/* map it */
+	a->page_node[b] = t_page_node(a->data);
+}
+
+/* Threads on node d's CPUs; a subscribed page read from node d. */
+TEST(threads_and_loads_on_the_right_node)
+{
+	struct where_args a;
+	gpsDeviceProp prop;
+	char *data;
+	int ndev, d, b;
+
+	T_DEVICES(ndev);
+	ASSERT_EQ(gpsSuccess, gpsMallocHost((void **)&a.cpu,
+					    NBLOCKS * sizeof(int)));
+	ASSERT_EQ(gpsSuccess, gpsMallocHost((void **)&a.page_node,
+					    NBLOCKS * sizeof(int)));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&data, 4096, 0));
+	ASSERT_EQ(gpsSuccess, gpsMemset(data, 1, 4096));
+	a.data = data;
+	for (d = 0; d < ndev; d++) {
+		ASSERT_EQ(gpsSuccess, gpsSetDevice(d));
+		ASSERT_EQ(gpsSuccess, gpsGetDeviceProperties(&prop, d));
+		ASSERT_EQ(gpsSuccess, gpsLaunchKernel(where,
+				gpsDim(NBLOCKS, 1, 1), gpsDim(1, 1, 1),
+				GPS_ARGS(&a, GPS_PTR(struct where_args, data)),
+				NULL));
+		ASSERT_EQ(gpsSuccess, gpsDeviceSynchronize());
+		for (b = 0; b < NBLOCKS; b++) {
+			if (t_node_has_cpus(prop.numaNode))
+				ASSERT_EQ(prop.numaNode,
+					  numa_node_of_cpu(a.cpu[b]));
+			ASSERT_EQ(prop.numaNode, a.page_node[b]);
+		}
+	}
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsFree(data));
+	ASSERT_EQ(gpsSuccess, gpsFreeHost(a.cpu));
+	ASSERT_EQ(gpsSuccess, gpsFreeHost(a.page_node));
+}
+
+struct store_args {
+	unsigned char *block;	/* GPS, translated */
+	int device;
+};
+
+/* Device d writes byte d (and d + 64) of one 128-byte block. */
+static void store_bytes(void *p)
+{
+	const struct store_args *a = p;
+
+	a->block[a->device] = (unsigned char)(0xa0 + a->device);
+	a->block[64 + a->device] = (unsigned char)(0x50 + a->device);
+}
+
+/* Byte-granular publication: every device's bytes in every replica. */
+TEST(disjoint_bytes_of_one_block)
+{
+	struct store_args a;
+	gpsStream_t s[64];
+	unsigned char *blk, *v;
+	int ndev, d, e;
+
+	T_MIN_DEVICES(ndev, 2);
+	if (ndev > 64)
+		ndev = 64;
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&blk, 128, 0));
+	ASSERT_EQ(gpsSuccess, gpsMemset(blk, 0, 128));
+	for (d = 0; d < ndev; d++) {
+		ASSERT_EQ(gpsSuccess, gpsSetDevice(d));
+		ASSERT_EQ(gpsSuccess, gpsStreamCreate(&s[d]));
+		a.block = blk;
+		a.device = d;
+		ASSERT_EQ(gpsSuccess, gpsLaunchKernel(store_bytes,
+				gpsDim(1, 1, 1), gpsDim(1, 1, 1),
+				GPS_ARGS(&a, GPS_PTR(struct store_args, block)),
+				s[d]));
+	}
+	for (d = 0; d < ndev; d++) {
+		ASSERT_EQ(gpsSuccess, gpsSetDevice(d));
+		ASSERT_EQ(gpsSuccess, gpsStreamSynchronize(s[d]));
+		ASSERT_EQ(gpsSuccess, gpsStreamDestroy(s[d]));
+	}
+	for (e = 0; e < ndev; e++) {
+		ASSERT_EQ(gpsSuccess, gpsSetDevice(e));
+		v = gpsDevicePtr(blk);
+		for (d = 0; d < ndev; d++) {
+			ASSERT_EQ(0xa0 + d, v[d]);
+			ASSERT_EQ(0x50 + d, v[64 + d]);
+		}
+	}
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsFree(blk));
+}
+
+static double t_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void nap(void *p)
+{
+	(void)p;
+	usleep(200000);
+}
+
+/* Kernels on different devices run at the same time. */
+TEST(devices_run_concurrently)
+{
+	gpsStream_t s[64];
+	double t0, t;
+	int ndev, d;
+
+	T_MIN_DEVICES(ndev, 2);
+	if (ndev > 64)
+		ndev = 64;
+	t0 = t_now();
+	for (d = 0; d < ndev; d++) {
+		ASSERT_EQ(gpsSuccess, gpsSetDevice(d));
+		ASSERT_EQ(gpsSuccess, gpsStreamCreate(&s[d]));
+		ASSERT_EQ(gpsSuccess, gpsLaunchKernel(nap, gpsDim(1, 1, 1),
+				gpsDim(1, 1, 1), NULL, s[d]));
+	}
+	for (d = 0; d < ndev; d++) {
+		ASSERT_EQ(gpsSuccess, gpsSetDevice(d));
+		ASSERT_EQ(gpsSuccess, gpsStreamSynchronize(s[d]));
+		ASSERT_EQ(gpsSuccess, gpsStreamDestroy(s[d]));
+	}
+	t = t_now() - t0;
+	/* serial would take ndev * 0.2 s */
+	ASSERT_GT(0.2 * ndev - 0.05, t);
+}
+
+TEST_HARNESS_MAIN
