@@ -31,6 +31,7 @@
 #include <linux/bitmap.h>
 #include <linux/ktime.h>
 #include "gps_internal.h"
+#include "gps_bytes.h"
 #include "gps_trace.h"
 
 /* Diff output of one small page: byte mask and a copy of the page. */
@@ -112,9 +113,9 @@ static unsigned int gps_diff_page(struct gps_replica *r, unsigned int sub,
 				  struct gps_diff *df, struct page **free_twin)
 {
 	struct gps_gpage *gp = gps_gpage(r->alloc, r->gidx);
-	unsigned int w, b, changed = 0;
+	unsigned int w, changed = 0;
+	unsigned long bits;
 	u64 *cur, *twin;
-	u8 *tb;
 
 	*free_twin = NULL;
 	bitmap_zero(df->mask, PAGE_SIZE);
@@ -133,15 +134,9 @@ static unsigned int gps_diff_page(struct gps_replica *r, unsigned int sub,
 	for (w = 0; w < PAGE_SIZE / sizeof(u64); w++) {
 		if (cur[w] == twin[w])
 			continue;
-		tb = (u8 *)&twin[w];
-		for (b = 0; b < sizeof(u64); b++) {
-			unsigned int off = w * sizeof(u64) + b;
-
-			if (tb[b] != df->data[off]) {
-				__set_bit(off, df->mask);
-				changed++;
-			}
-		}
+		bits = gps_bytes_differ(cur[w], twin[w]);
+		bitmap_set_value8(df->mask, bits, w * 8);
+		changed += hweight8(bits);
 		twin[w] = cur[w];
 	}
 	kunmap_local(twin);

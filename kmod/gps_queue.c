@@ -29,6 +29,7 @@
 #include <linux/log2.h>
 #include <linux/jiffies.h>
 #include "gps_internal.h"
+#include "gps_bytes.h"
 #include "gps_trace.h"
 
 /**
@@ -109,7 +110,7 @@ static void gps_push(struct gps_dev *dev, struct gps_qentry *e, bool early,
 	u64 off = e->block * bs;
 	unsigned long gidx = off >> a->gshift;
 	unsigned int sub = (off >> PAGE_SHIFT) & (a->nr_sub - 1);
-	unsigned int poff = offset_in_page(off), nbytes, b;
+	unsigned int poff = offset_in_page(off), nbytes, w;
 	struct gps_gpage *gp = gps_gpage(a, gidx);
 	struct gps_replica *src, *r;
 	u64 blocks = 0, bytes = 0;
@@ -120,10 +121,18 @@ static void gps_push(struct gps_dev *dev, struct gps_qentry *e, bool early,
 	spin_lock(&gp->lock);
 	src = gp->rep[dev->id];
 	if (src) {
+		const u64 *now, *sent = (const u64 *)e->data;
+
 		p = kmap_local_page(src->pages[sub]);
-		for_each_set_bit(b, e->mask, bs)
-			if (p[poff + b] != e->data[b])
-				__clear_bit(b, e->mask);
+		now = (const u64 *)(p + poff);
+		for (w = 0; w < bs / sizeof(u64); w++) {
+			unsigned long m = bitmap_get_value8(e->mask, w * 8);
+
+			if (m && now[w] != sent[w])
+				bitmap_set_value8(e->mask, m &
+					~gps_bytes_differ(now[w], sent[w]) & 0xff,
+					w * 8);
+		}
 		kunmap_local(p);
 	}
 	nbytes = bitmap_weight(e->mask, bs);
@@ -321,6 +330,7 @@ int gps_queues_reconfigure(unsigned int capacity, unsigned int watermark,
 		INIT_LIST_HEAD(&q->lru);
 		list_replace(&fresh[d].free, &q->free);
 		fresh[d] = old;
+		atomic64_set(&gps_devs[d].stats.queue_hwm, 0);
 	}
 	gps_unlock_all();
 	ret = 0;
