@@ -225,4 +225,177 @@ static inline void gps_knobs_restore(const struct gps_saved_knobs *s)
 	gps_set_knob("max_bytes", s->max_bytes);
 }
 
+/*
+ * Helpers of advise.c, errors.c, lifetime.c, queue.c and uring.c.
+ */
+#include <signal.h>
+#include <time.h>
+#include <sys/wait.h>
+
+/* Mask of every device. */
+static inline uint64_t gps_all_mask(int nr)
+{
+	return nr >= 64 ? ~0ULL : (1ULL << nr) - 1;
+}
+
+/* GPS_IOC_WRITE: copy @len bytes from @src into every replica. */
+static inline int gps_write(int fd, struct gps_buf *b, uint64_t off,
+			    const void *src, uint64_t len)
+{
+	struct gps_copy_args c = {
+		.handle = b->args.handle, .offset = off, .length = len,
+		.uaddr = (uintptr_t)src,
+	};
+
+	return ioctl(fd, GPS_IOC_WRITE, &c) ? -errno : 0;
+}
+
+/* GPS_IOC_MEMSET: set @len bytes to @value in every replica. */
+static inline int gps_memset(int fd, struct gps_buf *b, uint64_t off,
+			     uint64_t len, uint32_t value)
+{
+	struct gps_memset_args m = {
+		.handle = b->args.handle, .offset = off, .length = len,
+		.value = value,
+	};
+
+	return ioctl(fd, GPS_IOC_MEMSET, &m) ? -errno : 0;
+}
+
+/* Traffic from node @node to node @dest: blocks and bytes; 0 or -1. */
+static inline int gps_traffic(int node, int dest, long long *blocks,
+			      long long *bytes)
+{
+	char path[256];
+	long long bl, by;
+	int n, ret = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), GPS_DEBUGFS "node%d/traffic", node);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%d %lld %lld", &n, &bl, &by) == 3) {
+		if (n == dest) {
+			*blocks = bl;
+			*bytes = by;
+			ret = 0;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+static inline long long gps_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* Wait up to @ms for node @node's counter @name to exceed @old. */
+static inline long long gps_wait_stat_above(int node, const char *name,
+					    long long old, int ms)
+{
+	long long end = gps_now_ms() + ms, v;
+
+	while ((v = gps_stat(node, name)) <= old && gps_now_ms() < end)
+		usleep(1000);
+	return v;
+}
+
+/* The driver's global counters of live state (/sys/kernel/gps). */
+struct gps_usage {
+	long long nr_allocs, replica_pages, twin_pages;
+};
+
+static inline struct gps_usage gps_usage(void)
+{
+	struct gps_usage u = {
+		.nr_allocs = gps_knob("nr_allocs"),
+		.replica_pages = gps_knob("replica_pages"),
+		.twin_pages = gps_knob("twin_pages"),
+	};
+
+	return u;
+}
+
+static inline int gps_usage_eq(struct gps_usage a, struct gps_usage b)
+{
+	return a.nr_allocs == b.nr_allocs &&
+	       a.replica_pages == b.replica_pages &&
+	       a.twin_pages == b.twin_pages;
+}
+
+/*
+ * Wait up to @ms for the counters to come back to @start (release of a
+ * file may finish just after a waited-for child is reaped); the last
+ * values read.
+ */
+static inline struct gps_usage gps_usage_wait(struct gps_usage start, int ms)
+{
+	long long end = gps_now_ms() + ms;
+	struct gps_usage u;
+
+	while (!gps_usage_eq(u = gps_usage(), start) && gps_now_ms() < end)
+		usleep(2000);
+	return u;
+}
+
+/* Wait for @pid; its wait status, or -1. */
+static inline int gps_wait_child(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return status;
+}
+
+/* True if the wait status says killed by signal @sig. */
+static inline int gps_killed_by(int status, int sig)
+{
+	return status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == sig;
+}
+
+/* Fork a child that reads (or writes) one byte at @addr: its status. */
+static inline int gps_child_touch(volatile unsigned char *addr, int write)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		if (write)
+			*addr = 1;
+		else
+			(void)*addr;
+		_exit(0);
+	}
+	return gps_wait_child(pid);
+}
+
+/*
+ * Compare what every device's view holds at [@off, @off + @len) with
+ * @expect (GPS_IOC_READ per device): -1 if all match, else the first
+ * device that differs (or whose read fails).
+ */
+static inline int gps_replicas_differ(int fd, struct gps_buf *b, int nr,
+				      uint64_t off, const void *expect,
+				      uint64_t len)
+{
+	unsigned char *got = malloc(len);
+	int d, bad = -1;
+
+	if (!got)
+		return 0;
+	for (d = 0; d < nr && bad < 0; d++)
+		if (gps_read(fd, b, d, off, got, len) ||
+		    memcmp(got, expect, len))
+			bad = d;
+	free(got);
+	return bad;
+}
+
 #endif /* GPS_TEST_H */
