@@ -27,4 +27,37 @@ static inline unsigned long gps_bytes_differ(u64 a, u64 b)
 #endif
 }
 
+/*
+ * Diff @nwords words of @cur against @twin: set a bit in @mask (zeroed by
+ * the caller) for each changed byte and copy changed words into @twin.
+ * @cur may be written meanwhile: each word is loaded once, so the twin
+ * holds exactly the value the mask was computed from.
+ */
+static inline void gps_diff_words(const u64 *cur, u64 *twin,
+				  unsigned long *mask, unsigned int nwords)
+{
+	unsigned int w;
+
+	for (w = 0; w < nwords; w++) {
+		u64 c = READ_ONCE(cur[w]);
+		u64 x = c ^ twin[w];
+		unsigned long bits;
+
+		if (!x)
+			continue;
+		/* No zero byte in x: all eight bytes changed (the common
+		 * case of dense writes), skip the gather. */
+		if (!((x - 0x0101010101010101ULL) & ~x & 0x8080808080808080ULL))
+			bits = 0xff;
+		else
+			bits = gps_bytes_differ(c, twin[w]);
+#ifdef __LITTLE_ENDIAN
+		((u8 *)mask)[w] = bits;
+#else
+		bitmap_set_value8(mask, bits, w * 8);
+#endif
+		twin[w] = c;
+	}
+}
+
 #endif /* _GPS_BYTES_H */

@@ -34,6 +34,7 @@ static int gps_stats_show(struct seq_file *m, void *v)
 	GPS_SHOW(blocks_pushed);
 	GPS_SHOW(bytes_pushed);
 	GPS_SHOW(blocks_pushed_early);
+	GPS_SHOW(blocks_bulk);
 	GPS_SHOW(fences);
 	GPS_SHOW(harvest_ns);
 	GPS_SHOW(queue_hwm);

@@ -108,14 +108,30 @@ static void gps_write_protect(struct gps_replica *r, unsigned long *dirty)
 		unlock_page(r->pages[i]);
 }
 
-/* Step 3 for one small page; returns the number of changed bytes. */
+static unsigned int gps_changed_blocks(const unsigned long *mask,
+				       unsigned int bs)
+{
+	unsigned int k, n = 0;
+
+	for (k = 0; k < PAGE_SIZE / bs; k++)
+		n += !bitmap_empty(mask + k * bs / BITS_PER_LONG, bs);
+	return n;
+}
+
+/*
+ * Step 3 for one small page: the mask of changed bytes goes to @df, and
+ * unless the page will be pushed whole (@bulk or more changed blocks),
+ * a copy of the changed blocks too, taken under the same lock so that
+ * data and mask agree.  Returns the number of changed blocks.
+ */
 static unsigned int gps_diff_page(struct gps_replica *r, unsigned int sub,
+				  unsigned int bs, unsigned int bulk,
 				  struct gps_diff *df, struct page **free_twin)
 {
 	struct gps_gpage *gp = gps_gpage(r->alloc, r->gidx);
-	unsigned int w, changed = 0;
-	unsigned long bits;
-	u64 *cur, *twin;
+	unsigned int nb = 0, k;
+	u64 *twin;
+	u8 *cur;
 
 	*free_twin = NULL;
 	bitmap_zero(df->mask, PAGE_SIZE);
@@ -126,27 +142,24 @@ static unsigned int gps_diff_page(struct gps_replica *r, unsigned int sub,
 		return 0;
 	}
 	cur = kmap_local_page(r->pages[sub]);
-	memcpy(df->data, cur, PAGE_SIZE);
-	kunmap_local(cur);
-
 	twin = kmap_local_page(r->twins[sub]);
-	cur = (u64 *)df->data;
-	for (w = 0; w < PAGE_SIZE / sizeof(u64); w++) {
-		if (cur[w] == twin[w])
-			continue;
-		bits = gps_bytes_differ(cur[w], twin[w]);
-		bitmap_set_value8(df->mask, bits, w * 8);
-		changed += hweight8(bits);
-		twin[w] = cur[w];
+	gps_diff_words((u64 *)cur, twin, df->mask, PAGE_SIZE / sizeof(u64));
+	nb = gps_changed_blocks(df->mask, bs);
+	if (nb && (!bulk || nb < bulk)) {
+		/* The twin holds exactly the bytes the mask speaks of. */
+		for (k = 0; k < PAGE_SIZE; k += bs)
+			if (!bitmap_empty(df->mask + k / BITS_PER_LONG, bs))
+				memcpy(df->data + k, (u8 *)twin + k, bs);
 	}
 	kunmap_local(twin);
+	kunmap_local(cur);
 
 	if (!test_bit(sub, r->dirty)) {
 		*free_twin = r->twins[sub];
 		r->twins[sub] = NULL;
 	}
 	spin_unlock(&gp->lock);
-	return changed;
+	return nb;
 }
 
 static void gps_harvest_replica(struct gps_dev *dev, struct gps_replica *r,
@@ -156,6 +169,7 @@ static void gps_harvest_replica(struct gps_dev *dev, struct gps_replica *r,
 	struct gps_alloc *a = r->alloc;
 	struct gps_diff *df = dev->scratch;
 	unsigned int bs = dev->queue.block_size;
+	unsigned int bulk = READ_ONCE(gps_knobs.bulk_blocks);
 	unsigned int i, k, pages = 0;
 	struct page *twin;
 
@@ -164,8 +178,12 @@ static void gps_harvest_replica(struct gps_dev *dev, struct gps_replica *r,
 		u64 first_block = (((u64)r->gidx << a->gshift) +
 				   ((u64)i << PAGE_SHIFT)) / bs;
 
+		unsigned int nb = gps_diff_page(r, i, bs, bulk, df, &twin);
+
 		pages++;
-		if (gps_diff_page(r, i, df, &twin)) {
+		if (nb && bulk && nb >= bulk) {
+			gps_push_page(dev, r, i, df->mask, nb, st);
+		} else if (nb) {
 			for (k = 0; k < PAGE_SIZE / bs; k++) {
 				const unsigned long *m =
 					df->mask + k * bs / BITS_PER_LONG;

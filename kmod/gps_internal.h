@@ -90,6 +90,7 @@ struct gps_dev_stats {
 	atomic64_t blocks_pushed;
 	atomic64_t bytes_pushed;
 	atomic64_t blocks_pushed_early;	/* by the thread or the watermark */
+	atomic64_t blocks_bulk;		/* pushed by page, past the queue */
 	atomic64_t fences;
 	atomic64_t harvest_ns;
 	atomic64_t queue_hwm;
@@ -169,6 +170,7 @@ struct gps_knobs {
 	unsigned int queue_watermark;
 	unsigned int harvest_interval_us;
 	unsigned int dirty_wake;	/* dirty replicas that wake the thread */
+	unsigned int bulk_blocks;	/* changed blocks that skip the queue */
 	u64 max_bytes;			/* cap on replica memory, 0: none */
 };
 
@@ -233,6 +235,9 @@ void gps_queue_push_oldest(struct gps_dev *dev, bool early,
 void gps_queue_drain(struct gps_dev *dev, struct gps_fence_stats *st);
 void gps_queue_push_aged(struct gps_dev *dev, unsigned long age);
 void gps_queue_purge(struct gps_dev *dev, struct gps_alloc *a);
+void gps_push_page(struct gps_dev *dev, struct gps_replica *src,
+		   unsigned int sub, const unsigned long *mask,
+		   unsigned int blocks, struct gps_fence_stats *st);
 int gps_queues_reconfigure(unsigned int capacity, unsigned int watermark,
 			   unsigned int block_size);
 

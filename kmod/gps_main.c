@@ -36,6 +36,7 @@ struct gps_knobs gps_knobs = {
 	.queue_watermark = 511,
 	.harvest_interval_us = 1000,
 	.dirty_wake = 64,
+	.bulk_blocks = 16,
 	.max_bytes = 0,
 };
 DEFINE_MUTEX(gps_knob_lock);	/* serialises knob changes */

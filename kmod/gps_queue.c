@@ -169,6 +169,70 @@ static void gps_push(struct gps_dev *dev, struct gps_qentry *e, bool early,
 		trace_gps_push(dev->id, a->handle, e->block, blocks, bytes);
 }
 
+/**
+ * gps_push_page() - push the changed bytes of a small page, bypassing
+ *	the queue
+ * @dev: device owning @src, harvest_lock held
+ * @src: the replica just diffed
+ * @sub: small page index
+ * @mask: changed bytes, PAGE_SIZE bits
+ * @blocks: blocks of the page with a changed byte
+ * @st: fence statistics, or NULL
+ *
+ * For densely written pages (at least bulk_blocks changed blocks) this
+ * saves the queue's per-block work.  It sends what the source holds now,
+ * so older queued entries of the same blocks lose their superseded bytes
+ * when they are pushed, as in gps_push().
+ */
+void gps_push_page(struct gps_dev *dev, struct gps_replica *src,
+		   unsigned int sub, const unsigned long *mask,
+		   unsigned int blocks, struct gps_fence_stats *st)
+{
+	struct gps_alloc *a = src->alloc;
+	struct gps_gpage *gp = gps_gpage(a, src->gidx);
+	unsigned int nbytes = bitmap_weight(mask, PAGE_SIZE);
+	u64 bytes = 0, sent = 0;
+	unsigned long subs;
+	u8 *from, *p;
+	int d;
+
+	spin_lock(&gp->lock);
+	from = kmap_local_page(src->pages[sub]);
+	subs = gp->subs & ~BIT_ULL(dev->id);
+	for_each_set_bit(d, &subs, gps_nr_devs) {
+		struct gps_replica *r = gp->rep[d];
+
+		p = kmap_local_page(r->pages[sub]);
+		gps_apply(p, from, mask, PAGE_SIZE);
+		kunmap_local(p);
+		if (r->twins[sub]) {
+			p = kmap_local_page(r->twins[sub]);
+			gps_apply(p, from, mask, PAGE_SIZE);
+			kunmap_local(p);
+		}
+		atomic64_add(blocks, &dev->stats.to_blocks[d]);
+		atomic64_add(nbytes, &dev->stats.to_bytes[d]);
+		bytes += nbytes;
+		sent++;
+	}
+	kunmap_local(from);
+	spin_unlock(&gp->lock);
+
+	atomic64_add(blocks, &dev->stats.blocks_pushed);
+	atomic64_add(blocks, &dev->stats.blocks_bulk);
+	atomic64_add(bytes, &dev->stats.bytes_pushed);
+	atomic64_add(blocks, &a->pushes);
+	if (st) {
+		st->blocks_pushed += blocks;
+		st->bytes_pushed += bytes;
+	}
+	if (sent)
+		trace_gps_push(dev->id, a->handle,
+			       (((u64)src->gidx << a->gshift) +
+				((u64)sub << PAGE_SHIFT)) /
+			       dev->queue.block_size, sent, bytes);
+}
+
 static void gps_qentry_release(struct gps_queue *q, struct gps_qentry *e)
 {
 	hlist_del(&e->hash);

@@ -198,6 +198,26 @@ static ssize_t dirty_wake_store(struct kobject *kobj,
 }
 GPS_ATTR(dirty_wake);
 
+static ssize_t bulk_blocks_show(struct kobject *kobj,
+				struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(gps_knobs.bulk_blocks));
+}
+
+static ssize_t bulk_blocks_store(struct kobject *kobj,
+				 struct kobj_attribute *attr,
+				 const char *buf, size_t count)
+{
+	unsigned int val;
+	int ret = gps_parse_uint(buf, 0, PAGE_SIZE / 64, &val);
+
+	if (ret)
+		return ret;
+	WRITE_ONCE(gps_knobs.bulk_blocks, val);
+	return count;
+}
+GPS_ATTR(bulk_blocks);
+
 static ssize_t max_bytes_show(struct kobject *kobj,
 			      struct kobj_attribute *attr, char *buf)
 {
@@ -263,6 +283,7 @@ static struct attribute *gps_attrs[] = {
 	&queue_watermark_attr.attr,
 	&harvest_interval_us_attr.attr,
 	&dirty_wake_attr.attr,
+	&bulk_blocks_attr.attr,
 	&max_bytes_attr.attr,
 	&abi_version_attr.attr,
 	&nr_devices_attr.attr,

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gps_push: what publication costs, measured side by side in one run.
+ *
+ *  - push throughput: device 0 dirties an allocation (dense: every byte;
+ *    sparse: one word per 4 KiB page), then a fence harvests and pushes
+ *    it to every other subscriber.  Printed next to memcpy of the same
+ *    bytes to the same number of destinations, in the same process.
+ *  - capture cost: one write fault + harvest + push cycle on a replicated
+ *    page, next to a bare fault + re-arm cycle (write fault on a page with
+ *    one copy, then MADV_DONTNEED to unmap it again).
+ *
+ * Needs root (it turns the push thread off to time fences alone) and two
+ * or more devices.  Under qemu's software emulation compare only the
+ * ratios: absolute figures are the emulator's.
+ *
+ *   gps_push [-s MiB] [-r repeats] [-c cycles]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/gps.h>
+
+static int fd;
+static int nr;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "gps_push: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return v[n / 2];
+}
+
+static void knob(const char *name, const char *val, char *old, size_t len)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/gps/%s", name);
+	if (old) {
+		f = fopen(path, "r");
+		if (!f || !fgets(old, len, f))
+			die(path);
+		fclose(f);
+	}
+	f = fopen(path, "w");
+	if (!f || fputs(val, f) < 0 || fclose(f))
+		die(path);
+}
+
+struct buf {
+	struct gps_alloc_args a;
+	uint8_t *view[GPS_MAX_DEVICES];
+};
+
+static void alloc_map(struct buf *b, size_t size, uint32_t kind)
+{
+	int d;
+
+	memset(b, 0, sizeof(*b));
+	b->a.size = size;
+	b->a.kind = kind;
+	if (ioctl(fd, GPS_IOC_ALLOC, &b->a))
+		die("GPS_IOC_ALLOC");
+	for (d = 0; d < nr; d++) {
+		b->view[d] = mmap(NULL, b->a.alloc_size, PROT_READ | PROT_WRITE,
+				  MAP_SHARED, fd,
+				  b->a.offset + d * b->a.view_stride);
+		if (b->view[d] == MAP_FAILED)
+			die("mmap");
+	}
+}
+
+static void release(struct buf *b)
+{
+	struct gps_free_args f = { .handle = b->a.handle };
+	int d;
+
+	for (d = 0; d < nr; d++)
+		munmap(b->view[d], b->a.alloc_size);
+	if (ioctl(fd, GPS_IOC_FREE, &f))
+		die("GPS_IOC_FREE");
+}
+
+static double fence0(struct gps_fence_args *out)
+{
+	struct gps_fence_args f = { .device = 0 };
+	double t = now();
+
+	if (ioctl(fd, GPS_IOC_FENCE, &f))
+		die("GPS_IOC_FENCE");
+	t = now() - t;
+	if (out)
+		*out = f;
+	return t;
+}
+
+/* memcpy of @len bytes to @dests buffers, as the push does. */
+static double time_memcpy(uint8_t *src, uint8_t **dst, int dests, size_t len,
+			  size_t stride, size_t chunk)
+{
+	double t = now();
+	size_t off;
+	int k;
+
+	for (k = 0; k < dests; k++)
+		for (off = 0; off < len; off += stride)
+			memcpy(dst[k] + off, src + off, chunk);
+	return now() - t;
+}
+
+static void bench_push(size_t size, int reps)
+{
+	double tp[64], tm[64], tms[64], tmp[64];
+	struct gps_fence_args f = {};
+	uint8_t *src, *dst[GPS_MAX_DEVICES];
+	size_t pages = size / 4096, i;
+	struct buf b;
+	int r, k;
+
+	alloc_map(&b, size, GPS_MEM_GPS);
+	src = malloc(size);
+	for (k = 0; k < nr - 1; k++) {
+		dst[k] = malloc(size);
+		if (!dst[k])
+			die("malloc");
+		memset(dst[k], 1, size);
+	}
+	if (!src)
+		die("malloc");
+	memset(src, 2, size);
+
+	/*
+	 * Dense: every byte of every page changes; pages pushed whole
+	 * (bulk_blocks as set) and through the queue alone (bulk_blocks 0).
+	 */
+	for (k = 0; k < 2; k++) {
+		char bulk[32];
+
+		if (k == 1)
+			knob("bulk_blocks", "0", bulk, sizeof(bulk));
+		for (r = 0; r < reps; r++) {
+			memset(b.view[0], r + 1 + k * 64, size);
+			tp[r] = fence0(&f);
+			tm[r] = time_memcpy(src, dst, nr - 1, size, size, size);
+		}
+		if (k == 1)
+			knob("bulk_blocks", bulk, NULL, 0);
+		printf("push_dense: path=%s size_MiB=%zu dests=%d "
+		       "bytes_pushed=%llu push_GBps=%.3f memcpy_GBps=%.3f "
+		       "ratio=%.3f\n", k ? "queue" : "bulk", size >> 20,
+		       nr - 1, (unsigned long long)f.bytes_pushed,
+		       f.bytes_pushed / median(tp, reps) / 1e9,
+		       (double)size * (nr - 1) / median(tm, reps) / 1e9,
+		       median(tm, reps) / median(tp, reps));
+	}
+
+	/* Sparse: one 8-byte word per 4 KiB page. */
+	for (r = 0; r < reps; r++) {
+		for (i = 0; i < pages; i++)
+			((volatile uint64_t *)b.view[0])[i * 512] = r + 7;
+		tp[r] = fence0(&f);
+		tms[r] = time_memcpy(src, dst, nr - 1, size, 4096, 8);
+		tmp[r] = time_memcpy(src, dst, nr - 1, size, size, size);
+	}
+	printf("push_sparse: pages=%zu dests=%d bytes_pushed=%llu "
+	       "blocks_pushed=%llu push_s=%.6f memcpy_same_bytes_s=%.6f "
+	       "memcpy_whole_pages_s=%.6f ratio_vs_whole_pages=%.3f\n",
+	       pages, nr - 1, (unsigned long long)f.bytes_pushed,
+	       (unsigned long long)f.blocks_pushed, median(tp, reps),
+	       median(tms, reps), median(tmp, reps),
+	       median(tmp, reps) / median(tp, reps));
+	for (k = 0; k < nr - 1; k++)
+		free(dst[k]);
+	free(src);
+	release(&b);
+}
+
+static void bench_capture(int cycles)
+{
+	volatile uint8_t *p;
+	struct buf one, rep;
+	double bare, capture;
+	int i;
+
+	/* Bare: write fault on a single-copy page, unmap, again. */
+	alloc_map(&one, 4096, GPS_MEM_CONVENTIONAL);
+	p = one.view[0];
+	bare = now();
+	for (i = 0; i < cycles; i++) {
+		p[0] = i;
+		if (madvise((void *)p, 4096, MADV_DONTNEED))
+			die("madvise");
+	}
+	bare = (now() - bare) / cycles;
+	release(&one);
+
+	/* Capture: write fault with twin, then harvest + push by a fence. */
+	alloc_map(&rep, 4096, GPS_MEM_GPS);
+	p = rep.view[0];
+	capture = now();
+	for (i = 0; i < cycles; i++) {
+		p[0] = i;
+		fence0(NULL);
+	}
+	capture = (now() - capture) / cycles;
+	release(&rep);
+
+	printf("capture_cycle: cycles=%d bare_fault_rearm_us=%.2f "
+	       "capture_fault_harvest_push_us=%.2f ratio=%.2f\n",
+	       cycles, bare * 1e6, capture * 1e6, capture / bare);
+}
+
+int main(int argc, char **argv)
+{
+	struct gps_version_args v = {};
+	size_t mib = 32;
+	int reps = 5, cycles = 2000, opt;
+	char old[32];
+
+	while ((opt = getopt(argc, argv, "s:r:c:")) != -1) {
+		switch (opt) {
+		case 's':
+			mib = strtoul(optarg, NULL, 0);
+			break;
+		case 'r':
+			reps = atoi(optarg);
+			break;
+		case 'c':
+			cycles = atoi(optarg);
+			break;
+		default:
+			fprintf(stderr, "usage: %s [-s MiB] [-r repeats] [-c cycles]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	if (reps < 1 || reps > 64 || cycles < 1 || !mib)
+		return 2;
+	fd = open("/dev/gps", O_RDWR);
+	if (fd < 0)
+		die("/dev/gps");
+	if (ioctl(fd, GPS_IOC_VERSION, &v))
+		die("GPS_IOC_VERSION");
+	nr = v.nr_devices;
+	if (nr < 2) {
+		printf("gps_push: needs two devices, have %d\n", nr);
+		return 4;
+	}
+	knob("harvest_interval_us", "0", old, sizeof(old));
+	printf("gps_push: devices=%d page_size=%u block_size=%u\n", nr,
+	       v.page_size, v.block_size);
+	bench_push(mib << 20, reps);
+	bench_capture(cycles);
+	knob("harvest_interval_us", old, NULL, 0);
+	close(fd);
+	return 0;
+}
