@@ -239,6 +239,11 @@ static void gpsu_exec(struct gpsStream *s, struct gpsu_op *op)
 		err = gpsu_do_prefetch(op->src, op->n, op->device);
 		break;
 	case GPSU_OP_RECORD:
+		/* the stream's work up to here is done: a query after the
+		 * event completes must not see this op as still running */
+		pthread_mutex_lock(&s->lock);
+		s->busy = false;
+		pthread_mutex_unlock(&s->lock);
 		pthread_mutex_lock(&op->ev->lock);
 		clock_gettime(CLOCK_MONOTONIC, &op->ev->ts);
 		if (op->seq > op->ev->completed)
