@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <liburing.h>
+#include <stdio.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -111,6 +112,16 @@ static struct gpsEvent *gpsu_event_find(gpsEvent_t e)
 
 /* ---- the worker ------------------------------------------------------- */
 
+/* GPSU_DEBUG=1: say on stderr when fences fall back to ioctl. */
+static void gpsu_debug_fallback(const char *why, int err)
+{
+	const char *dbg = getenv("GPSU_DEBUG");
+
+	if (dbg && *dbg && *dbg != '0')
+		fprintf(stderr, "libgpsu: %s (%s): ioctl fences\n", why,
+			strerror(err));
+}
+
 static void gpsu_stream_error(struct gpsStream *s, gpsError_t err)
 {
 	pthread_mutex_lock(&s->lock);
@@ -143,6 +154,7 @@ static void gpsu_stream_drain(struct gpsStream *s)
 			continue;
 		if (ret < 0) {
 			/* the ring broke: fence everything by ioctl */
+			gpsu_debug_fallback("io_uring wait failed", -ret);
 			s->ring_ok = false;
 			gpsu_fence_sync(s, -1);
 			n = 0;
@@ -154,6 +166,7 @@ static void gpsu_stream_drain(struct gpsStream *s)
 		n--;
 		if (res == -EOPNOTSUPP || res == -ENOTTY || res == -EINVAL) {
 			/* no uring_cmd in this driver: ioctl from now on */
+			gpsu_debug_fallback("uring fence refused", -res);
 			s->ring_ok = false;
 			gpsu_fence_sync(s, dev);
 		} else if (res < 0) {
@@ -195,6 +208,7 @@ static void gpsu_stream_release(struct gpsStream *s, int device)
 	       sizeof(f));
 	sqe->user_data = (uint64_t)device;
 	if (io_uring_submit(&s->ring) < 0) {
+		gpsu_debug_fallback("io_uring submit failed", errno);
 		s->ring_ok = false;
 		gpsu_fence_sync(s, device);
 		return;
@@ -274,9 +288,13 @@ static void *gpsu_stream_worker(void *arg)
 
 	gpsu_tls.device = s->device;
 	/* GPSU_NO_URING=1: ioctl fences only (tests, comparisons) */
-	if (!no_uring || !*no_uring || *no_uring == '0')
-		s->ring_ok = io_uring_queue_init(GPSU_RING_ENTRIES, &s->ring,
-						 0) == 0;
+	if (!no_uring || !*no_uring || *no_uring == '0') {
+		int ret = io_uring_queue_init(GPSU_RING_ENTRIES, &s->ring, 0);
+
+		s->ring_ok = ret == 0;
+		if (ret)
+			gpsu_debug_fallback("no io_uring", -ret);
+	}
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
 		if (s->head) {
