@@ -398,4 +398,32 @@ static inline int gps_replicas_differ(int fd, struct gps_buf *b, int nr,
 	return bad;
 }
 
+/* Knobs saved by name (any of /sys/kernel/gps), restored in reverse. */
+#define GPS_KNOB_SAVE_MAX	8
+
+struct gps_knob_save {
+	int n;
+	const char *name[GPS_KNOB_SAVE_MAX];
+	long long val[GPS_KNOB_SAVE_MAX];
+};
+
+/* Save knob @name once; 0, or -1 if it cannot be read or no room. */
+static inline int gps_knob_save(struct gps_knob_save *s, const char *name)
+{
+	long long v = gps_knob(name);
+
+	if (v < 0 || s->n == GPS_KNOB_SAVE_MAX)
+		return -1;
+	s->name[s->n] = name;
+	s->val[s->n++] = v;
+	return 0;
+}
+
+static inline void gps_knob_restore_saved(struct gps_knob_save *s)
+{
+	while (s->n--)
+		gps_set_knob(s->name[s->n], s->val[s->n]);
+	s->n = 0;
+}
+
 #endif /* GPS_TEST_H */

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Description: the per-device coalescing write queue and the push
+ * thread.  Many stores to one block between harvests cost one pushed
+ * block; a block harvested twice before it is pushed merges into one
+ * entry; the queue never holds more than its capacity and pushes its
+ * oldest entries past the high watermark; the thread pushes while user
+ * code computes, before the fence; the block_size knob sets what one
+ * entry covers and rejects bad values.  Knobs are saved and restored.
+ */
+#include "kselftest_harness.h"
+#include "gps_test.h"
+
+#define SZ	(256 * 1024)
+
+FIXTURE(queue) {
+	int fd;
+	int nr;
+	int node0;
+	struct gps_knob_save saved;
+	struct gps_buf b;
+	volatile unsigned char *p;	/* device 0's view */
+};
+
+FIXTURE_SETUP(queue)
+{
+	static const char * const knobs[] = {
+		"harvest_interval_us", "dirty_wake", "bulk_blocks",
+		"queue_watermark", "queue_capacity", "block_size",
+	};
+	unsigned int i;
+
+	self->fd = open(GPS_DEV, O_RDWR);
+	if (self->fd < 0)
+		SKIP(return, "no " GPS_DEV);
+	self->nr = gps_nr_devices(self->fd);
+	ASSERT_GT(self->nr, 0);
+	self->node0 = gps_node_of(self->fd, 0);
+	/* Restored in reverse: capacity before watermark, as they nest. */
+	for (i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
+		ASSERT_EQ(0, gps_knob_save(&self->saved, knobs[i]));
+	/* No proactive pushes unless a test turns them on. */
+	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 0));
+	ASSERT_EQ(0, gps_alloc(self->fd, &self->b, SZ, GPS_MEM_GPS, 0, 0,
+			       GPS_PAGE_64K));
+	self->p = gps_map(self->fd, &self->b, 0);
+	ASSERT_NE(NULL, self->p);
+}
+
+FIXTURE_TEARDOWN(queue)
+{
+	if (self->fd < 0)
+		return;
+	EXPECT_EQ(0, gps_free(self->fd, &self->b));
+	gps_knob_restore_saved(&self->saved);
+	EXPECT_EQ(0, close(self->fd));
+}
+
+#define STAT(name)	gps_stat(self->node0, name)
+
+/* 100 stores to one 128-byte block between harvests: one pushed block. */
+TEST_F(queue, stores_to_one_block_coalesce)
+{
+	struct gps_fence_args f;
+	unsigned char want[128] = {};
+	int i;
+
+	if (self->nr < 2)
+		SKIP(return, "needs two devices");
+	for (i = 0; i < 100; i++) {
+		self->p[i % 64] = i + 1;
+		want[i % 64] = i + 1;
+	}
+	ASSERT_EQ(0, gps_fence(self->fd, 0, &f));
+	ASSERT_EQ(1, f.pages_harvested);
+	ASSERT_EQ(1, f.blocks_pushed);
+	ASSERT_EQ(64 * (self->nr - 1), f.bytes_pushed);
+	ASSERT_EQ(-1, gps_replicas_differ(self->fd, &self->b, self->nr, 0,
+					  want, sizeof(want)));
+}
+
+/* One block harvested twice before it is pushed: one entry (a merge). */
+TEST_F(queue, harvests_of_one_block_merge)
+{
+	long long h, merged = STAT("blocks_merged");
+	unsigned char want[128] = { 1, 2 };
+	struct gps_fence_args f;
+
+	if (self->nr < 2)
+		SKIP(return, "needs two devices");
+	/* The thread harvests each newly dirty page; entries stay 10 s. */
+	ASSERT_EQ(0, gps_set_knob("dirty_wake", 1));
+	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 10000000));
+
+	h = STAT("pages_harvested");
+	self->p[0] = 1;
+	ASSERT_EQ(h + 1, gps_wait_stat_above(self->node0, "pages_harvested",
+					     h, 2000));
+	ASSERT_EQ(1, STAT("queue_entries"));
+	self->p[1] = 2;
+	ASSERT_EQ(h + 2, gps_wait_stat_above(self->node0, "pages_harvested",
+					     h + 1, 2000));
+	ASSERT_EQ(1, STAT("queue_entries"));
+	ASSERT_EQ(merged + 1, STAT("blocks_merged"));
+
+	ASSERT_EQ(0, gps_fence(self->fd, 0, &f));
+	ASSERT_EQ(1, f.blocks_pushed);
+	ASSERT_EQ(2 * (self->nr - 1), f.bytes_pushed);
+	ASSERT_EQ(-1, gps_replicas_differ(self->fd, &self->b, self->nr, 0,
+					  want, sizeof(want)));
+}
+
+/* Write one byte in each of @n blocks, 256 bytes apart (bs = 128). */
+static void write_spread(volatile unsigned char *p, unsigned char *want,
+			 int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		p[i * 256 + (i & 127)] = i + 1;
+		want[i * 256 + (i & 127)] = i + 1;
+	}
+}
+
+/* capacity 8: watermark 7; 100 blocks all arrive, never 9 entries held. */
+TEST_F(queue, capacity_bounds_the_queue)
+{
+	size_t len = 100 * 256;
+	unsigned char *want = calloc(1, len);
+	struct gps_fence_args f;
+
+	if (self->nr < 2)
+		SKIP(return, "needs two devices");
+	ASSERT_NE(NULL, want);
+	ASSERT_EQ(0, gps_set_knob("bulk_blocks", 0));	/* all via the queue */
+	ASSERT_EQ(0, gps_set_knob("queue_capacity", 8));
+	ASSERT_EQ(8, gps_knob("queue_capacity"));
+	ASSERT_EQ(7, gps_knob("queue_watermark"));
+	ASSERT_EQ(8, STAT("queue_capacity"));
+	ASSERT_EQ(0, STAT("queue_hwm"));	/* reset by the new shape */
+
+	write_spread(self->p, want, 100);
+	ASSERT_EQ(0, gps_fence(self->fd, 0, &f));
+	ASSERT_EQ(100, f.blocks_pushed);
+	ASSERT_EQ(100 * (self->nr - 1), f.bytes_pushed);
+	ASSERT_EQ(-1, gps_replicas_differ(self->fd, &self->b, self->nr, 0,
+					  want, len));
+	ASSERT_EQ(8, STAT("queue_hwm"));
+	ASSERT_EQ(0, STAT("queue_entries"));
+	free(want);
+}
+
+/* Past the watermark the oldest entries go out before the drain. */
+TEST_F(queue, watermark_pushes_early)
+{
+	long long early = STAT("blocks_pushed_early");
+	static unsigned char want[200 * 256];
+	struct gps_fence_args f;
+
+	if (self->nr < 2)
+		SKIP(return, "needs two devices");
+	ASSERT_EQ(0, gps_set_knob("bulk_blocks", 0));
+	ASSERT_EQ(0, gps_set_knob("queue_capacity", 8));
+	write_spread(self->p, want, 100);
+	ASSERT_EQ(0, gps_fence(self->fd, 0, &f));
+	ASSERT_EQ(100, f.blocks_pushed);
+	/* All but the 7 under the watermark were pushed by it. */
+	ASSERT_EQ(early + 93, STAT("blocks_pushed_early"));
+
+	/* The same through the thread: it harvests, the watermark pushes. */
+	early = STAT("blocks_pushed_early");
+	ASSERT_EQ(0, gps_set_knob("dirty_wake", 1));
+	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 10000000));
+	write_spread(self->p + 100 * 256, want + 100 * 256, 100);
+	ASSERT_EQ(early + 93, gps_wait_stat_above(self->node0,
+						  "blocks_pushed_early",
+						  early + 92, 2000));
+	ASSERT_EQ(0, gps_fence(self->fd, 0, &f));
+	ASSERT_EQ(7, f.blocks_pushed);
+}
+
+/* With the thread on, most traffic is done while user code computes. */
+TEST_F(queue, pushes_during_compute)
+{
+	long long early = STAT("blocks_pushed_early");
+	struct gps_fence_args f;
+	size_t i;
+
+	if (self->nr < 2)
+		SKIP(return, "needs two devices");
+	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 1000));
+	for (i = 0; i < 64; i++)	/* one store in each small page */
+		self->p[i * 4096 + i] = i + 1;
+	usleep(200 * 1000);		/* "compute" */
+	ASSERT_EQ(0, gps_fence(self->fd, 0, &f));
+	ASSERT_LT(early, STAT("blocks_pushed_early"));
+	ASSERT_GT(64, f.blocks_pushed);
+	for (i = 0; i < 64; i++) {
+		unsigned char v = 0;
+
+		ASSERT_EQ(0, gps_read(self->fd, &self->b, self->nr - 1,
+				      i * 4096 + i, &v, 1));
+		ASSERT_EQ(i + 1, v);
+	}
+}
+
+/* Version ioctl's block_size: what the knob says. */
+static unsigned int abi_block_size(int fd)
+{
+	struct gps_version_args v = {};
+
+	return ioctl(fd, GPS_IOC_VERSION, &v) ? 0 : v.block_size;
+}
+
+/* block_size: 64 splits a 128-byte region in two blocks, 256 joins it. */
+TEST_F(queue, block_size_knob)
+{
+	static const unsigned int sizes[] = { 64, 128, 256 };
+	struct gps_fence_args f;
+	unsigned int i;
+
+	if (self->nr < 2)
+		SKIP(return, "needs two devices");
+	for (i = 0; i < 3; i++) {
+		volatile unsigned char *r = self->p + 4096 * (i + 1);
+
+		ASSERT_EQ(0, gps_set_knob("block_size", sizes[i]));
+		ASSERT_EQ(sizes[i], gps_knob("block_size"));
+		ASSERT_EQ(sizes[i], abi_block_size(self->fd));
+		r[0] = 0x10 + i;	/* one byte in each 64-byte half */
+		r[64] = 0x20 + i;
+		ASSERT_EQ(0, gps_fence(self->fd, 0, &f));
+		ASSERT_EQ(sizes[i] == 64 ? 2 : 1, f.blocks_pushed);
+		ASSERT_EQ(2 * (self->nr - 1), f.bytes_pushed);
+	}
+	/* Not a power of two, too small, larger than a page: -EINVAL. */
+	ASSERT_EQ(-EINVAL, gps_set_knob("block_size", 100));
+	ASSERT_EQ(-EINVAL, gps_set_knob("block_size", 32));
+	ASSERT_EQ(-EINVAL, gps_set_knob("block_size", 8192));
+	ASSERT_EQ(-EINVAL, gps_set_knob("block_size", 0));
+	ASSERT_EQ(256, gps_knob("block_size"));
+	ASSERT_EQ(256, abi_block_size(self->fd));
+}
+
+TEST_HARNESS_MAIN
