@@ -188,6 +188,9 @@ static void gpsu_stream_release(struct gpsStream *s, int device)
 		gpsu_fence_sync(s, device);
 		return;
 	}
+	/* never more in flight than the completion ring holds */
+	if (s->inflight >= GPSU_RING_ENTRIES)
+		gpsu_stream_drain(s);
 	sqe = io_uring_get_sqe(&s->ring);
 	if (!sqe) {
 		gpsu_stream_drain(s);
@@ -230,6 +233,23 @@ static void gpsu_host_release(struct gpsStream *s, int device)
 			gpsu_fence_sync(s, d);
 }
 
+/*
+ * The release that ends a kernel on @device: that device, and the home
+ * devices of GPS memory, whose views untranslated pointers name (a kernel
+ * storing through one publishes through the home device). All issued at
+ * once, reaped before the stream's next memory operation.
+ */
+static void gpsu_kernel_release(struct gpsStream *s, int device)
+{
+	uint64_t mask = gpsu_host_mask() & ~(1ULL << device);
+	int d;
+
+	gpsu_stream_release(s, device);
+	for (d = 0; mask && d < gpsu.ndev; d++)
+		if (mask & (1ULL << d))
+			gpsu_stream_release(s, d);
+}
+
 static void gpsu_exec(struct gpsStream *s, struct gpsu_op *op)
 {
 	gpsError_t err = gpsSuccess;
@@ -240,7 +260,7 @@ static void gpsu_exec(struct gpsStream *s, struct gpsu_op *op)
 	case GPSU_OP_KERNEL:
 		gpsu_host_release(s, op->launch.device);
 		err = gpsu_run_kernel(&op->launch);
-		gpsu_stream_release(s, op->launch.device);
+		gpsu_kernel_release(s, op->launch.device);
 		free(op->launch.args);
 		break;
 	case GPSU_OP_COPY:

@@ -3,8 +3,9 @@
  * Description: kernels against gps.ko: a kernel launched on device d runs
  * only on node d's CPUs and its loads of a subscribed page read node d's
  * memory; stores are published to every replica by the end of the kernel;
- * two devices writing different bytes of one block both survive; kernels
- * on different devices overlap in time.
+ * two devices writing different bytes of one block both survive;
+ * untranslated pointers stay correct; kernels on different devices
+ * overlap in time.
  */
 #include <time.h>
 
@@ -118,6 +119,57 @@ TEST(disjoint_bytes_of_one_block)
 	}
 	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
 	ASSERT_EQ(gpsSuccess, gpsFree(blk));
+}
+
+struct raw_args {
+	int *data;		/* GPS, NOT translated: the home view */
+	int *sum;		/* host */
+	int n;
+};
+
+static void raw_kernel(void *p)
+{
+	const struct raw_args *a = p;
+	int i, s = 0;
+
+	for (i = 0; i < a->n; i++)
+		s += a->data[i];	/* loads through the home view */
+	*a->sum = s;
+	for (i = 0; i < a->n; i++)
+		a->data[i] = i + 1;	/* stores through the home view */
+}
+
+/* Untranslated pointers are slower, never wrong: loads see the data and
+ * stores are published by the end of the kernel. */
+TEST(untranslated_pointers_still_correct)
+{
+	struct raw_args a;
+	gpsStream_t s;
+	int ndev, d, i, *v;
+
+	T_MIN_DEVICES(ndev, 2);
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&a.data, 4096, 0));
+	ASSERT_EQ(gpsSuccess, gpsMallocHost((void **)&a.sum, sizeof(int)));
+	a.n = 1024;
+	for (i = 0; i < a.n; i++)
+		a.data[i] = 2;		/* host stores, home view */
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(ndev - 1));
+	ASSERT_EQ(gpsSuccess, gpsStreamCreate(&s));
+	ASSERT_EQ(gpsSuccess, gpsLaunchKernel(raw_kernel, gpsDim(1, 1, 1),
+			gpsDim(1, 1, 1), GPS_ARGS_RAW(&a), s));
+	ASSERT_EQ(gpsSuccess, gpsStreamSynchronize(s));
+	ASSERT_EQ(2 * a.n, *a.sum);
+	for (d = 0; d < ndev; d++) {
+		ASSERT_EQ(gpsSuccess, gpsSetDevice(d));
+		v = gpsDevicePtr(a.data);
+		for (i = 0; i < a.n; i++)
+			ASSERT_EQ(i + 1, v[i]);
+	}
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(ndev - 1));
+	ASSERT_EQ(gpsSuccess, gpsStreamDestroy(s));
+	ASSERT_EQ(gpsSuccess, gpsFree(a.data));
+	ASSERT_EQ(gpsSuccess, gpsFreeHost(a.sum));
 }
 
 static double t_now(void)

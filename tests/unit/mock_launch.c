@@ -154,6 +154,7 @@ static void xl_kernel(void *p)
 TEST_F(launch, translation)
 {
 	struct xl_args a;
+	unsigned long fences0;
 	char *g;
 	void **seen;
 
@@ -164,11 +165,15 @@ TEST_F(launch, translation)
 	a.n = 5;
 	a.scanned = g + 3;
 	a.seen = seen;
+	fences0 = mock_fences[0];
 	ASSERT_EQ(gpsSuccess, gpsSetDevice(1));
 	ASSERT_EQ(gpsSuccess, gpsLaunchKernel(xl_kernel, gpsDim(1, 1, 1),
 			gpsDim(1, 1, 1),
 			GPS_ARGS(&a, GPS_PTR(struct xl_args, listed)), NULL));
 	ASSERT_EQ(gpsSuccess, gpsDeviceSynchronize());
+	/* home device 0 fenced before the kernel (host stores) and after
+	 * it (stores through untranslated pointers) */
+	ASSERT_LE(fences0 + 2, mock_fences[0]);
 	ASSERT_EQ(gpsDevicePtr(g + 1), seen[0]);
 	ASSERT_NE((void *)(g + 1), seen[0]);
 	ASSERT_EQ((void *)(g + 2), seen[1]);
