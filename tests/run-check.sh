@@ -51,6 +51,7 @@ failures=()
 # a run without one (crash, timeout) is one failure.
 account() {
 	local log=$1 name=$2 summary lines
+	[ -f "$log" ] || : >"$log"
 	summary=$(grep -a '^GPS-SUMMARY: ' "$log" | tail -n 1 || true)
 	mapfile -t lines < <(grep -a '^GPS-RESULT: FAIL ' "$log" |
 		sed 's/^GPS-RESULT: FAIL //' || true)
