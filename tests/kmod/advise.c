@@ -255,7 +255,8 @@ TEST_F(advise, bad_advice_is_einval)
 	BAD(0, ps, GPS_ADVISE_SUBSCRIBE, self->nr);	/* no such device */
 	BAD(0, ps, GPS_ADVISE_UNSUBSCRIBE, GPS_MAX_DEVICES);
 	BAD(0, ps, 0, 0);				/* unknown advice */
-	BAD(0, ps, 3, 0);
+	BAD(0, ps, 0x7f, 0);
+	BAD(0, ps, ~0U, 0);
 #undef BAD
 	/* Unknown handle. */
 	a = (struct gps_advise_args){
