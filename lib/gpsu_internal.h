@@ -111,6 +111,13 @@ int gpsu_cur_device(void);
 int gpsu_ioctl(unsigned long cmd, void *arg);
 gpsError_t gpsu_fence(int device);
 
+/* Calls that wait for streams would wait for the caller's own kernel. */
+#define GPSU_NOT_IN_KERNEL()						\
+	do {								\
+		if (gpsu_tls.in_kernel)					\
+			return gpsu_ret(gpsErrorNotSupported);		\
+	} while (0)
+
 /* memory.c */
 struct gpsu_alloc *gpsu_lookup(const void *p, int *dev, size_t *off);
 void gpsu_free_all_allocs(void);

@@ -218,6 +218,7 @@ GPSU_API gpsError_t gpsLaunchKernel(gpsKernel_t fn, gpsDim3 grid,
 		return gpsu_ret(err);
 	if (!fn)
 		return gpsu_ret(gpsErrorInvalidValue);
+	GPSU_NOT_IN_KERNEL();	/* no dynamic parallelism */
 	err = gpsu_check_config(grid, block);
 	if (!err)
 		err = gpsu_check_args(args);

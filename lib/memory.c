@@ -410,11 +410,13 @@ static gpsError_t gpsu_free(void *ptr, bool host_only)
 
 GPSU_API gpsError_t gpsFree(void *ptr)
 {
+	GPSU_NOT_IN_KERNEL();
 	return gpsu_ret(gpsu_free(ptr, false));
 }
 
 GPSU_API gpsError_t gpsFreeHost(void *ptr)
 {
+	GPSU_NOT_IN_KERNEL();
 	return gpsu_ret(gpsu_free(ptr, true));
 }
 
@@ -597,6 +599,7 @@ GPSU_API gpsError_t gpsMemcpy(void *dst, const void *src, size_t count,
 
 	if (err)
 		return gpsu_ret(err);
+	GPSU_NOT_IN_KERNEL();
 	err = gpsu_check_copy(dst, src, count, kind);
 	if (err)
 		return gpsu_ret(err);
@@ -613,6 +616,7 @@ GPSU_API gpsError_t gpsMemset(void *ptr, int value, size_t count)
 
 	if (err)
 		return gpsu_ret(err);
+	GPSU_NOT_IN_KERNEL();
 	err = gpsu_check_set(ptr, count);
 	if (err)
 		return gpsu_ret(err);
@@ -912,7 +916,7 @@ static gpsError_t gpsu_tracking(bool start)
 
 	if (err)
 		return err;
-	if (!gpsu_track_supported())
+	if (!gpsu_track_supported() || gpsu_tls.in_kernel)
 		return gpsErrorNotSupported;	/* never a fake success */
 	/* kernels in flight finish inside or outside the tracked phase */
 	err = gpsu_sync_all();

@@ -277,13 +277,13 @@ static void gpsu_exec(struct gpsStream *s, struct gpsu_op *op)
 		 * event completes must not see this op as still running */
 		pthread_mutex_lock(&s->lock);
 		s->busy = false;
-		pthread_mutex_unlock(&s->lock);
 		pthread_mutex_lock(&op->ev->lock);
 		clock_gettime(CLOCK_MONOTONIC, &op->ev->ts);
 		if (op->seq > op->ev->completed)
 			op->ev->completed = op->seq;
 		pthread_cond_broadcast(&op->ev->cv);
 		pthread_mutex_unlock(&op->ev->lock);
+		pthread_mutex_unlock(&s->lock);
 		gpsu_event_put(op->ev);
 		break;
 	case GPSU_OP_WAIT:
@@ -535,6 +535,7 @@ GPSU_API gpsError_t gpsDeviceSynchronize(void)
 
 	if (err)
 		return gpsu_ret(err);
+	GPSU_NOT_IN_KERNEL();
 	return gpsu_ret(gpsu_sync_device(gpsu_cur_device(), true));
 }
 
@@ -567,6 +568,7 @@ GPSU_API gpsError_t gpsStreamDestroy(gpsStream_t stream)
 	err = gpsu_init();
 	if (err)
 		return gpsu_ret(err);
+	GPSU_NOT_IN_KERNEL();
 	if (!stream)
 		return gpsu_ret(gpsErrorInvalidResourceHandle);
 	pthread_mutex_lock(&gpsu.stream_lock);
@@ -594,6 +596,7 @@ GPSU_API gpsError_t gpsStreamSynchronize(gpsStream_t stream)
 		err = gpsu_stream_get(stream, &s);
 	if (err)
 		return gpsu_ret(err);
+	GPSU_NOT_IN_KERNEL();
 	pthread_mutex_lock(&gpsu.stream_lock);
 	s->refs++;
 	pthread_mutex_unlock(&gpsu.stream_lock);
@@ -841,6 +844,10 @@ GPSU_API gpsError_t gpsEventSynchronize(gpsEvent_t event)
 
 	if (err)
 		return gpsu_ret(err);
+	if (gpsu_tls.in_kernel) {
+		gpsu_event_put(ev);
+		return gpsu_ret(gpsErrorNotSupported);
+	}
 	pthread_mutex_lock(&ev->lock);
 	want = ev->recorded;
 	while (ev->completed < want)

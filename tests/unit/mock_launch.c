@@ -329,6 +329,36 @@ TEST_F(launch, barrier)
 	ASSERT_EQ(gpsSuccess, gpsFreeHost(a.after));
 }
 
+static void waits_inside(void *p)
+{
+	int *res = *(int **)p;
+	int x;
+
+	res[0] = gpsDeviceSynchronize();
+	res[1] = gpsStreamSynchronize(NULL);
+	res[2] = gpsMemset(res + 8, 0, 4);
+	res[3] = gpsLaunchKernel(nop, gpsDim(1, 1, 1), gpsDim(1, 1, 1), NULL,
+				 NULL);
+	res[4] = gpsFree(res);
+	res[5] = gpsMemcpy(&x, res, sizeof(x), gpsMemcpyDefault);
+	res[6] = gpsThreadFenceSystem();
+}
+
+/* Calls that would wait for the kernel itself are refused inside one. */
+TEST_F(launch, no_waiting_inside_a_kernel)
+{
+	int *res, i;
+
+	ASSERT_EQ(gpsSuccess, gpsMallocHost((void **)&res, 16 * sizeof(int)));
+	ASSERT_EQ(gpsSuccess, gpsLaunchKernel(waits_inside, gpsDim(1, 1, 1),
+				gpsDim(1, 1, 1), GPS_ARGS_RAW(&res), NULL));
+	ASSERT_EQ(gpsSuccess, gpsDeviceSynchronize());
+	for (i = 0; i < 6; i++)
+		ASSERT_EQ(gpsErrorNotSupported, res[i]);
+	ASSERT_EQ(gpsSuccess, res[6]);
+	ASSERT_EQ(gpsSuccess, gpsFreeHost(res));
+}
+
 /* gpsThreadFenceSystem fences the caller's device. */
 TEST_F(launch, fence)
 {
