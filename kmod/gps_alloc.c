@@ -32,6 +32,10 @@
 static atomic64_t gps_next_pgoff = ATOMIC64_INIT(16);
 static atomic64_t gps_next_handle = ATOMIC64_INIT(0);
 
+/* Every live allocation, for debugfs's subscriber histogram. */
+DEFINE_MUTEX(gps_all_allocs_lock);
+LIST_HEAD(gps_all_allocs);
+
 /* mmap offsets must stay positive loff_t values. */
 #define GPS_PGOFF_LIMIT	(1ULL << (62 - PAGE_SHIFT))
 
@@ -100,6 +104,11 @@ struct gps_alloc *gps_alloc_find_view(struct gps_ctx *ctx, pgoff_t pgoff,
 	return found;
 }
 
+/*
+ * First replicas: every device for an automatic GPS allocation, else the
+ * home device alone, or, if its node cannot hold the page, the first
+ * device that can (counted).  A page no node can hold fails the call.
+ */
 static int gps_populate(struct gps_alloc *a, bool all)
 {
 	unsigned long g;
@@ -114,8 +123,8 @@ static int gps_populate(struct gps_alloc *a, bool all)
 			int dev = (a->home + d) % gps_nr_devs;
 			struct gps_replica *r;
 
-			if (!all && dev != a->home)
-				continue;
+			if (!all && gp->subs)
+				break;
 			r = gps_replica_alloc(a, g, dev, true);
 			if (!r) {
 				atomic64_inc(&gps_devs[dev].stats.subscribe_failed);
@@ -166,6 +175,7 @@ int gps_alloc_create(struct gps_ctx *ctx, struct gps_alloc_args *args)
 		return -ENOMEM;
 	kref_init(&a->ref);
 	init_rwsem(&a->sub_sem);
+	INIT_LIST_HEAD(&a->all_link);
 	a->ctx = ctx;
 	a->size = size;
 	a->kind = args->kind;
@@ -194,11 +204,17 @@ int gps_alloc_create(struct gps_ctx *ctx, struct gps_alloc_args *args)
 
 	a->handle = atomic64_inc_return(&gps_next_handle);
 	mutex_lock(&ctx->lock);
+	/* Born during tracking: recorded like the others. */
+	a->tracking = ctx->tracking && args->kind == GPS_MEM_GPS &&
+		      !(args->flags & GPS_ALLOC_MANUAL);
 	ret = xa_insert(&ctx->allocs, a->handle, a, GFP_KERNEL);
 	mutex_unlock(&ctx->lock);
 	if (ret)
 		goto err_free;
 	atomic64_inc(&gps_nr_allocs);
+	mutex_lock(&gps_all_allocs_lock);
+	list_add_tail(&a->all_link, &gps_all_allocs);
+	mutex_unlock(&gps_all_allocs_lock);
 
 	args->handle = a->handle;
 	args->offset = (u64)a->pgoff << PAGE_SHIFT;
@@ -216,24 +232,29 @@ err_free:
  * gps_alloc_kill() - free the memory of an allocation taken from its ctx
  * @a: allocation no longer reachable by handle
  *
- * Queued blocks and dirty pages of @a are dropped, every view is zapped
- * (later faults get SIGBUS) and the replicas are freed.  Runs to the end
- * even if the task is being killed: it is also the exit path.
+ * Queued blocks and dirty pages of @a are dropped and every view is
+ * zapped (later faults get SIGBUS); the caller then frees the replicas
+ * with gps_pagetable_free().  Runs to the end even if the task is being
+ * killed: it is also the exit path.
  */
 void gps_alloc_kill(struct gps_alloc *a)
 {
 	int d;
 
 	gps_lock_all(false);
+	down_write(&a->sub_sem);
+	/* From here page_mkwrite sees dead: nothing gets dirty again. */
+	WRITE_ONCE(a->dead, true);
 	for (d = 0; d < gps_nr_devs; d++) {
 		gps_queue_purge(&gps_devs[d], a);
 		gps_harvest_purge(&gps_devs[d], a);
 	}
-	down_write(&a->sub_sem);
-	WRITE_ONCE(a->dead, true);
 	gps_zap_views(a, 0, a->nr_gpages, NULL);
 	up_write(&a->sub_sem);
 	gps_unlock_all();
+	mutex_lock(&gps_all_allocs_lock);
+	list_del_init(&a->all_link);
+	mutex_unlock(&gps_all_allocs_lock);
 	atomic64_dec(&gps_nr_allocs);
 }
 
@@ -254,7 +275,9 @@ int gps_alloc_free(struct gps_ctx *ctx, u64 handle)
 	if (!a)
 		return -EINVAL;
 	gps_alloc_kill(a);
+	down_write(&a->sub_sem);
 	gps_pagetable_free(a);
+	up_write(&a->sub_sem);
 	gps_alloc_put(a);
 	return 0;
 }
@@ -268,8 +291,19 @@ static bool gps_range_ok(struct gps_alloc *a, u64 offset, u64 length)
 	       end <= a->size;
 }
 
-/* Subscribe @dev to one GPS page: all locks held (see gps_advise()). */
-static int gps_subscribe_page(struct gps_alloc *a, unsigned long g, int dev)
+/**
+ * gps_subscribe_page() - give @dev a replica of GPS page @g, filled
+ * @a: allocation; every harvest_lock and sub_sem (write) held
+ * @g: GPS page
+ * @dev: device
+ * @zap: write-protect the page's views first; false when the caller has
+ *	zapped the whole range already (faults wait on sub_sem since)
+ *
+ * Returns 1 if subscribed, 0 if it was already, -ENOMEM if @dev's node
+ * cannot hold the replica (counted, the page stays as it was).
+ */
+int gps_subscribe_page(struct gps_alloc *a, unsigned long g, int dev,
+		       bool zap)
 {
 	struct gps_gpage *gp = gps_gpage(a, g);
 	struct gps_replica *r, *src;
@@ -287,19 +321,30 @@ static int gps_subscribe_page(struct gps_alloc *a, unsigned long g, int dev)
 	 * capture, and those writes must all be in the copy.  Faults wait
 	 * on sub_sem until the new replica is in place.
 	 */
-	gps_zap_views(a, g, 1, NULL);
+	if (zap)
+		gps_zap_views(a, g, 1, NULL);
 	src = gps_view_replica(a, gp, dev);
 	spin_lock(&gp->lock);
 	for (i = 0; i < a->nr_sub; i++)
 		copy_highpage(r->pages[i], src->pages[i]);
 	gp->rep[dev] = r;
 	gp->subs |= BIT_ULL(dev);
+	gp->collapsed = false;
 	spin_unlock(&gp->lock);
 	return 1;
 }
 
-/* Unsubscribe @dev from one GPS page: all locks held, data drained. */
-static void gps_unsubscribe_page(struct gps_alloc *a, unsigned long g, int dev)
+/**
+ * gps_unsubscribe_page() - drop @dev's replica of GPS page @g
+ * @a: allocation; every harvest_lock and sub_sem (write) held, the
+ *	page's views zapped and every queue drained since
+ * @g: GPS page
+ * @dev: a subscriber that is not the last one
+ * @zap: zap the views again (with the in-flight fault barrier) before
+ *	freeing; false when the caller zapped the range under sub_sem
+ */
+void gps_unsubscribe_page(struct gps_alloc *a, unsigned long g, int dev,
+			  bool zap)
 {
 	struct gps_gpage *gp = gps_gpage(a, g);
 	struct gps_replica *r = gp->rep[dev];
@@ -316,8 +361,27 @@ static void gps_unsubscribe_page(struct gps_alloc *a, unsigned long g, int dev)
 		owner->nr_dirty--;
 	}
 	spin_unlock(&owner->dirty_lock);
-	gps_zap_views(a, g, 1, r);
+	if (zap)
+		gps_zap_views(a, g, 1, r);
 	gps_replica_free(r);
+}
+
+/* Keep one copy of GPS page @g, the one @dev sees; same locks as above. */
+static int gps_collapse_page(struct gps_alloc *a, unsigned long g, int dev)
+{
+	struct gps_gpage *gp = gps_gpage(a, g);
+	int keep = gps_view_replica(a, gp, dev)->dev, d, dropped = 0;
+
+	for (d = 0; d < gps_nr_devs; d++) {
+		if (d == keep || !gp->rep[d])
+			continue;
+		gps_unsubscribe_page(a, g, d, false);
+		dropped++;
+	}
+	if (!gp->collapsed)
+		atomic64_inc(&gps_devs[keep].stats.collapses);
+	gp->collapsed = true;
+	return dropped ? 1 : 0;
 }
 
 /**
@@ -336,14 +400,15 @@ int gps_advise(struct gps_ctx *ctx, struct gps_advise_args *args)
 	int ret = 0;
 
 	if (args->advice != GPS_ADVISE_SUBSCRIBE &&
-	    args->advice != GPS_ADVISE_UNSUBSCRIBE)
+	    args->advice != GPS_ADVISE_UNSUBSCRIBE &&
+	    args->advice != GPS_ADVISE_COLLAPSE)
 		return -EINVAL;
 	if (args->device >= gps_nr_devs)
 		return -EINVAL;
 	a = gps_alloc_get(ctx, args->handle);
 	if (!a)
 		return -EINVAL;
-	if (a->kind != GPS_MEM_GPS ||
+	if ((a->kind != GPS_MEM_GPS && args->advice != GPS_ADVISE_COLLAPSE) ||
 	    !gps_range_ok(a, args->offset, args->length) ||
 	    !IS_ALIGNED(args->offset | args->length, 1ULL << a->gshift)) {
 		ret = -EINVAL;
@@ -362,7 +427,7 @@ int gps_advise(struct gps_ctx *ctx, struct gps_advise_args *args)
 	}
 	if (args->advice == GPS_ADVISE_SUBSCRIBE) {
 		for (g = first; g < last; g++) {
-			int r = gps_subscribe_page(a, g, args->device);
+			int r = gps_subscribe_page(a, g, args->device, true);
 
 			if (r < 0)
 				args->pages_failed++;
@@ -374,19 +439,26 @@ int gps_advise(struct gps_ctx *ctx, struct gps_advise_args *args)
 	}
 
 	for (g = first; g < last; g++) {
-		if (gps_gpage(a, g)->subs == BIT_ULL(args->device)) {
+		if (args->advice == GPS_ADVISE_UNSUBSCRIBE &&
+		    gps_gpage(a, g)->subs == BIT_ULL(args->device)) {
 			ret = -EBUSY;
 			goto out_unlock;
 		}
 	}
-	/* Stop the device's writes, then publish everything stored. */
+	/*
+	 * Stop every write to the range (faults now wait on sub_sem), then
+	 * publish everything stored, then drop replicas.
+	 */
 	gps_zap_views(a, first, last - first, NULL);
 	gps_drain_all_locked(NULL);
 	for (g = first; g < last; g++) {
-		if (!gps_gpage(a, g)->rep[args->device])
-			continue;
-		gps_unsubscribe_page(a, g, args->device);
-		args->pages_changed++;
+		if (args->advice == GPS_ADVISE_COLLAPSE) {
+			args->pages_changed += gps_collapse_page(a, g,
+								 args->device);
+		} else if (gps_gpage(a, g)->rep[args->device]) {
+			gps_unsubscribe_page(a, g, args->device, false);
+			args->pages_changed++;
+		}
 		cond_resched();
 	}
 out_unlock:

@@ -2,7 +2,9 @@
 /*
  * DOC: /sys/kernel/debug/gps
  *
- * One directory per device, node<N>, with two files:
+ * subscribers: "<n> <pages>" lines, GPS pages with n subscribers, over
+ * every live allocation.  One directory per device, node<N>, with two
+ * files:
  *
  *  - stats: one "name value" line per counter of the device;
  *  - traffic: one line per destination device, "<node> <blocks> <bytes>",
@@ -41,6 +43,10 @@ static int gps_stats_show(struct seq_file *m, void *v)
 	GPS_SHOW(replica_pages);
 	GPS_SHOW(twin_pages);
 	GPS_SHOW(subscribe_failed);
+	GPS_SHOW(tracking_faults);
+	GPS_SHOW(demotions);
+	GPS_SHOW(collapses);
+	GPS_SHOW(link_wait_ns);
 #undef GPS_SHOW
 	seq_printf(m, "queue_entries %u\n", READ_ONCE(dev->queue.count));
 	seq_printf(m, "queue_capacity %u\n", READ_ONCE(dev->queue.capacity));
@@ -62,12 +68,38 @@ static int gps_traffic_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(gps_traffic);
 
+/* How many GPS pages have 1, 2, ... N subscribers (the paper's Fig. 9). */
+static int gps_subscribers_show(struct seq_file *m, void *v)
+{
+	u64 hist[GPS_MAX_DEVICES + 1] = {};
+	struct gps_alloc *a;
+	unsigned long g;
+	int n;
+
+	mutex_lock(&gps_all_allocs_lock);
+	list_for_each_entry(a, &gps_all_allocs, all_link) {
+		down_read(&a->sub_sem);
+		if (!a->dead)
+			for (g = 0; g < a->nr_gpages; g++)
+				hist[hweight64(gps_gpage(a, g)->subs)]++;
+		up_read(&a->sub_sem);
+		cond_resched();
+	}
+	mutex_unlock(&gps_all_allocs_lock);
+	for (n = 1; n <= gps_nr_devs; n++)
+		seq_printf(m, "%d %llu\n", n, hist[n]);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(gps_subscribers);
+
 void gps_debugfs_init(void)
 {
 	char name[16];
 	int d;
 
 	gps_debugfs_root = debugfs_create_dir("gps", NULL);
+	debugfs_create_file("subscribers", 0444, gps_debugfs_root, NULL,
+			    &gps_subscribers_fops);
 	for (d = 0; d < gps_nr_devs; d++) {
 		struct gps_dev *dev = &gps_devs[d];
 

@@ -56,13 +56,21 @@ static vm_fault_t gps_fault(struct vm_fault *vmf)
 		up_read(&a->sub_sem);
 		return VM_FAULT_SIGBUS;
 	}
+	if (READ_ONCE(a->tracking)) {
+		struct gps_gpage *gp = gps_gpage(a, gidx);
+
+		set_bit(view, vmf->flags & FAULT_FLAG_WRITE ? &gp->touched_w :
+							      &gp->touched_r);
+		atomic64_inc(&gps_devs[view].stats.tracking_faults);
+	}
 	page = r->pages[sub];
 	get_page(page);
 	set_bit(view, &r->mapped_views);
 	lock_page(page);
 	up_read(&a->sub_sem);
 
-	atomic64_inc(&gps_devs[view].stats.read_faults);
+	if (!(vmf->flags & FAULT_FLAG_WRITE))
+		atomic64_inc(&gps_devs[view].stats.read_faults);
 	vmf->page = page;
 	return VM_FAULT_LOCKED;
 }
@@ -94,6 +102,8 @@ retry:
 		return VM_FAULT_NOPAGE;
 	}
 	lock_page(page);
+	if (READ_ONCE(a->tracking))
+		set_bit(view, &gp->touched_w);
 	if (hweight64(READ_ONCE(gp->subs)) < 2) {
 		/* One copy: nothing to publish, plain writable page. */
 		up_read(&a->sub_sem);

@@ -162,8 +162,9 @@ static unsigned int gps_diff_page(struct gps_replica *r, unsigned int sub,
 	return nb;
 }
 
-static void gps_harvest_replica(struct gps_dev *dev, struct gps_replica *r,
-				struct gps_fence_stats *st)
+static unsigned int gps_harvest_replica(struct gps_dev *dev,
+					struct gps_replica *r,
+					struct gps_fence_stats *st)
 {
 	unsigned long dirty[BITS_TO_LONGS(GPS_PAGE_2M / PAGE_SIZE)];
 	struct gps_alloc *a = r->alloc;
@@ -203,6 +204,7 @@ static void gps_harvest_replica(struct gps_dev *dev, struct gps_replica *r,
 	atomic64_add(pages, &dev->stats.pages_harvested);
 	if (st)
 		st->pages_harvested += pages;
+	return pages;
 }
 
 /**
@@ -218,19 +220,19 @@ static void gps_harvest_replica(struct gps_dev *dev, struct gps_replica *r,
 unsigned long gps_harvest(struct gps_dev *dev, unsigned long budget,
 			  struct gps_fence_stats *st)
 {
-	u64 t0 = ktime_get_ns();
+	u64 t0 = ktime_get_ns(), pages = 0;
 	unsigned long done = 0;
 	struct gps_replica *r;
 
 	lockdep_assert_held(&dev->harvest_lock);
 	while (done < budget && (r = gps_dirty_pop(dev))) {
-		gps_harvest_replica(dev, r, st);
+		pages += gps_harvest_replica(dev, r, st);
 		done++;
 		cond_resched();
 	}
 	if (done) {
 		atomic64_add(ktime_get_ns() - t0, &dev->stats.harvest_ns);
-		trace_gps_harvest(dev->id, done, dev->queue.count, 0);
+		trace_gps_harvest(dev->id, pages, dev->queue.count, done);
 	}
 	return done;
 }

@@ -14,7 +14,7 @@
  *
  * Lock order (outermost first):
  *
- *   gps_ctx.lock                       (allocation table of an open file)
+ *   gps_knob_lock                      (queue shape changes)
  *     gps_dev.harvest_lock             (several: in device order)
  *       gps_alloc.sub_sem              (write: subscription changes)
  *         page lock of replica pages   (several: ascending, harvest only)
@@ -23,9 +23,12 @@
  *           gps_dev.dirty_lock         (spinlock)
  *
  *   mmap_lock (or the VMA lock) -> gps_alloc.sub_sem -> page lock: the
- *   fault paths.  Nothing here takes mmap_lock, and nothing copies from
- *   or to user memory while holding sub_sem or a harvest_lock, since such
- *   a copy may fault on a GPS view and re-enter the fault path.
+ *   fault paths.  mmap_lock -> gps_ctx.lock: gps_mmap(); gps_ctx.lock
+ *   is a leaf, held only to look up, insert or remove allocations.
+ *   gps_all_allocs_lock -> sub_sem (read): the debugfs histogram.  Nothing here takes mmap_lock, and nothing
+ *   copies from or to user memory while holding sub_sem or a
+ *   harvest_lock, since such a copy may fault on a GPS view and re-enter
+ *   the fault path.
  *
  * What protects what:
  *  - A replica's existence and a GPS page's subscriber set change only
@@ -96,7 +99,11 @@ struct gps_dev_stats {
 	atomic64_t queue_hwm;
 	atomic64_t replica_pages;
 	atomic64_t twin_pages;
-	atomic64_t subscribe_failed;
+	atomic64_t subscribe_failed;	/* replicas the node could not hold */
+	atomic64_t tracking_faults;
+	atomic64_t demotions;
+	atomic64_t collapses;
+	atomic64_t link_wait_ns;
 	atomic64_t to_blocks[GPS_MAX_DEVICES];	/* traffic matrix row */
 	atomic64_t to_bytes[GPS_MAX_DEVICES];
 };
@@ -114,6 +121,7 @@ struct gps_dev {
 	struct gps_queue queue;
 	struct gps_dev_stats stats;
 	void *scratch;			/* diff output, under harvest_lock */
+	u64 link_free_ns;		/* link model: busy until, harvest_lock */
 	struct dentry *debugfs;
 };
 
@@ -122,6 +130,7 @@ struct gps_ctx {
 	struct mutex lock;		/* protects allocs */
 	struct xarray allocs;		/* handle -> struct gps_alloc */
 	struct address_space *mapping;	/* of the file: views live here */
+	bool tracking;			/* between GPS_TRACK_START and STOP */
 };
 
 struct gps_replica {
@@ -139,6 +148,9 @@ struct gps_replica {
 struct gps_gpage {
 	spinlock_t lock;
 	u64 subs;			/* subscriber devices */
+	unsigned long touched_r;	/* tracking: devices that read it */
+	unsigned long touched_w;	/* tracking: devices that wrote it */
+	bool collapsed;			/* system scope: one copy for good */
 	struct gps_replica *rep[];	/* per device, NULL if not subscribed */
 };
 
@@ -158,6 +170,8 @@ struct gps_alloc {
 	size_t gpage_bytes;		/* size of one struct gps_gpage */
 	struct rw_semaphore sub_sem;
 	bool dead;			/* freed: views SIGBUS; under sub_sem */
+	bool tracking;			/* faults record accesses */
+	struct list_head all_link;	/* on gps_all_allocs */
 	atomic64_t write_faults;
 	atomic64_t pushes;
 	void *gpages;			/* nr_gpages struct gps_gpage */
@@ -172,7 +186,14 @@ struct gps_knobs {
 	unsigned int dirty_wake;	/* dirty replicas that wake the thread */
 	unsigned int bulk_blocks;	/* changed blocks that skip the queue */
 	u64 max_bytes;			/* cap on replica memory, 0: none */
+	u64 node_max_bytes;		/* per-node cap on replicas, 0: none */
+	unsigned int track_policy;	/* GPS_TRACK_POLICY_* */
+	u64 link_bandwidth;		/* bytes/s of each device's link, 0: unlimited */
+	u64 link_latency_ns;		/* added before a fence returns */
 };
+
+#define GPS_TRACK_POLICY_TOUCHED	0	/* the paper: read or written */
+#define GPS_TRACK_POLICY_READ		1	/* read: writers need no updates */
 
 /* Values a fence reports back. */
 struct gps_fence_stats {
@@ -218,6 +239,19 @@ int gps_read(struct gps_ctx *ctx, struct gps_copy_args *args);
 int gps_query(struct gps_ctx *ctx, struct gps_query_args *args);
 struct gps_alloc *gps_alloc_find_view(struct gps_ctx *ctx, pgoff_t pgoff,
 				      unsigned long npages);
+int gps_subscribe_page(struct gps_alloc *a, unsigned long g, int dev,
+		       bool zap);
+void gps_unsubscribe_page(struct gps_alloc *a, unsigned long g, int dev,
+			  bool zap);
+extern struct mutex gps_all_allocs_lock;
+extern struct list_head gps_all_allocs;
+
+/* gps_track.c */
+int gps_track(struct gps_ctx *ctx, struct gps_track_args *args);
+
+/* gps_link.c */
+void gps_link_charge(struct gps_dev *dev, u64 bytes);
+void gps_link_wait(struct gps_dev *dev, bool latency);
 
 /* gps_fault.c */
 extern const struct vm_operations_struct gps_vm_ops;

@@ -37,6 +37,7 @@ struct gps_knobs gps_knobs = {
 	.harvest_interval_us = 1000,
 	.dirty_wake = 64,
 	.bulk_blocks = 16,
+	.track_policy = GPS_TRACK_POLICY_READ,
 	.max_bytes = 0,
 };
 DEFINE_MUTEX(gps_knob_lock);	/* serialises knob changes */
@@ -146,6 +147,7 @@ union gps_ioctl_args {
 	struct gps_memset_args memset;
 	struct gps_copy_args copy;
 	struct gps_query_args query;
+	struct gps_track_args track;
 };
 
 /*
@@ -169,11 +171,14 @@ static int gps_check_args(unsigned int cmd, union gps_ioctl_args *u)
 		u->device.replica_pages = 0;
 		return 0;
 	case GPS_IOC_ALLOC:
-		if (u->alloc.pad || u->alloc.handle || u->alloc.offset ||
-		    u->alloc.view_stride || u->alloc.alloc_size ||
-		    u->alloc.out_page_size ||
+		if (u->alloc.pad ||
 		    !gps_zeroed(u->alloc.reserved, sizeof(u->alloc.reserved)))
 			return -EINVAL;
+		u->alloc.handle = 0;
+		u->alloc.offset = 0;
+		u->alloc.view_stride = 0;
+		u->alloc.alloc_size = 0;
+		u->alloc.out_page_size = 0;
 		return 0;
 	case GPS_IOC_FREE:
 		return gps_zeroed(u->free.reserved, sizeof(u->free.reserved)) ?
@@ -211,6 +216,16 @@ static int gps_check_args(unsigned int cmd, union gps_ioctl_args *u)
 		u->query.total_pages = 0;
 		u->query.write_faults = 0;
 		u->query.pushes = 0;
+		return 0;
+	case GPS_IOC_TRACK:
+		if (!gps_zeroed(u->track.reserved, sizeof(u->track.reserved)))
+			return -EINVAL;
+		u->track.allocs = 0;
+		u->track.pages = 0;
+		u->track.subscribed = 0;
+		u->track.unsubscribed = 0;
+		u->track.demoted = 0;
+		u->track.failed = 0;
 		return 0;
 	}
 	return -ENOTTY;
@@ -263,6 +278,9 @@ static long gps_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		break;
 	case GPS_IOC_QUERY:
 		ret = gps_query(ctx, &u.query);
+		break;
+	case GPS_IOC_TRACK:
+		ret = gps_track(ctx, &u.track);
 		break;
 	default:
 		return -ENOTTY;

@@ -29,12 +29,16 @@ static size_t gps_replica_bytes(unsigned int nr_sub)
 	       BITS_TO_LONGS(nr_sub) * sizeof(unsigned long);
 }
 
-static bool gps_charge(unsigned int nr)
+/* The sysfs caps: all replicas (max_bytes), one node's (node_max_bytes). */
+static bool gps_charge(int dev, unsigned int nr)
 {
 	u64 cap = READ_ONCE(gps_knobs.max_bytes);
+	u64 node_cap = READ_ONCE(gps_knobs.node_max_bytes);
 	u64 now = atomic64_add_return(nr, &gps_replica_pages);
 
-	if (cap && now * PAGE_SIZE > cap) {
+	if ((cap && now * PAGE_SIZE > cap) ||
+	    (node_cap && (atomic64_read(&gps_devs[dev].stats.replica_pages) +
+			  nr) * PAGE_SIZE > node_cap)) {
 		atomic64_sub(nr, &gps_replica_pages);
 		return false;
 	}
@@ -62,7 +66,7 @@ struct gps_replica *gps_replica_alloc(struct gps_alloc *a, unsigned long gidx,
 	struct gps_replica *r;
 	unsigned int i;
 
-	if (!gps_charge(a->nr_sub))
+	if (!gps_charge(dev, a->nr_sub))
 		return NULL;
 	r = kvzalloc_node(gps_replica_bytes(a->nr_sub),
 			  GFP_KERNEL_ACCOUNT | __GFP_NOWARN, nid);

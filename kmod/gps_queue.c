@@ -156,6 +156,10 @@ static void gps_push(struct gps_dev *dev, struct gps_qentry *e, bool early,
 	}
 	spin_unlock(&gp->lock);
 
+	/* An entry whose every byte was superseded sent nothing. */
+	if (!blocks)
+		return;
+	gps_link_charge(dev, bytes);
 	atomic64_inc(&dev->stats.blocks_pushed);
 	atomic64_add(bytes, &dev->stats.bytes_pushed);
 	atomic64_inc(&a->pushes);
@@ -165,8 +169,7 @@ static void gps_push(struct gps_dev *dev, struct gps_qentry *e, bool early,
 		st->blocks_pushed++;
 		st->bytes_pushed += bytes;
 	}
-	if (blocks)
-		trace_gps_push(dev->id, a->handle, e->block, blocks, bytes);
+	trace_gps_push(dev->id, a->handle, e->block, blocks, bytes);
 }
 
 /**
@@ -218,6 +221,7 @@ void gps_push_page(struct gps_dev *dev, struct gps_replica *src,
 	kunmap_local(from);
 	spin_unlock(&gp->lock);
 
+	gps_link_charge(dev, bytes);
 	atomic64_add(blocks, &dev->stats.blocks_pushed);
 	atomic64_add(blocks, &dev->stats.blocks_bulk);
 	atomic64_add(bytes, &dev->stats.bytes_pushed);

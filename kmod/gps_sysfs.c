@@ -241,6 +241,116 @@ static ssize_t max_bytes_store(struct kobject *kobj,
 }
 GPS_ATTR(max_bytes);
 
+static ssize_t node_max_bytes_show(struct kobject *kobj,
+				   struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", READ_ONCE(gps_knobs.node_max_bytes));
+}
+
+static ssize_t node_max_bytes_store(struct kobject *kobj,
+				    struct kobj_attribute *attr,
+				    const char *buf, size_t count)
+{
+	u64 val;
+	int ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	ret = kstrtou64(buf, 0, &val);
+	if (ret)
+		return ret;
+	WRITE_ONCE(gps_knobs.node_max_bytes, val);
+	return count;
+}
+GPS_ATTR(node_max_bytes);
+
+static const char * const gps_track_policies[] = {
+	[GPS_TRACK_POLICY_TOUCHED] = "touched",
+	[GPS_TRACK_POLICY_READ] = "read",
+};
+
+static ssize_t track_policy_show(struct kobject *kobj,
+				 struct kobj_attribute *attr, char *buf)
+{
+	unsigned int p = READ_ONCE(gps_knobs.track_policy), i;
+	int len = 0;
+
+	for (i = 0; i < ARRAY_SIZE(gps_track_policies); i++)
+		len += sysfs_emit_at(buf, len, i == p ? "[%s]%s" : "%s%s",
+				     gps_track_policies[i],
+				     i + 1 < ARRAY_SIZE(gps_track_policies) ?
+				     " " : "\n");
+	return len;
+}
+
+static ssize_t track_policy_store(struct kobject *kobj,
+				  struct kobj_attribute *attr,
+				  const char *buf, size_t count)
+{
+	int i;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	i = sysfs_match_string(gps_track_policies, buf);
+	if (i < 0)
+		return -EINVAL;
+	WRITE_ONCE(gps_knobs.track_policy, i);
+	return count;
+}
+GPS_ATTR(track_policy);
+
+static ssize_t link_bandwidth_show(struct kobject *kobj,
+				   struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", READ_ONCE(gps_knobs.link_bandwidth));
+}
+
+static ssize_t link_bandwidth_store(struct kobject *kobj,
+				    struct kobj_attribute *attr,
+				    const char *buf, size_t count)
+{
+	u64 val;
+	int ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	ret = kstrtou64(buf, 0, &val);
+	if (ret)
+		return ret;
+	/* 1 KB/s .. 1 TB/s, or 0: beyond that the model means nothing. */
+	if (val && (val < 1000 || val > 1000000000000ULL))
+		return -EINVAL;
+	WRITE_ONCE(gps_knobs.link_bandwidth, val);
+	gps_wake_all();
+	return count;
+}
+GPS_ATTR(link_bandwidth);
+
+static ssize_t link_latency_ns_show(struct kobject *kobj,
+				    struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", READ_ONCE(gps_knobs.link_latency_ns));
+}
+
+static ssize_t link_latency_ns_store(struct kobject *kobj,
+				     struct kobj_attribute *attr,
+				     const char *buf, size_t count)
+{
+	u64 val;
+	int ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	ret = kstrtou64(buf, 0, &val);
+	if (ret)
+		return ret;
+	if (val > NSEC_PER_SEC)
+		return -EINVAL;
+	WRITE_ONCE(gps_knobs.link_latency_ns, val);
+	return count;
+}
+GPS_ATTR(link_latency_ns);
+
 static ssize_t abi_version_show(struct kobject *kobj,
 				struct kobj_attribute *attr, char *buf)
 {
@@ -285,6 +395,10 @@ static struct attribute *gps_attrs[] = {
 	&dirty_wake_attr.attr,
 	&bulk_blocks_attr.attr,
 	&max_bytes_attr.attr,
+	&node_max_bytes_attr.attr,
+	&track_policy_attr.attr,
+	&link_bandwidth_attr.attr,
+	&link_latency_ns_attr.attr,
 	&abi_version_attr.attr,
 	&nr_devices_attr.attr,
 	&nr_allocs_attr.attr,

@@ -49,15 +49,19 @@ static int gps_thread_fn(void *arg)
 			more = gps_harvest(dev, GPS_BATCH, NULL) == GPS_BATCH;
 			gps_queue_push_aged(dev, timeout);
 			mutex_unlock(&dev->harvest_lock);
+			/* The link model: no new round while it is busy. */
+			gps_link_wait(dev, false);
 		}
 		if (more) {
 			cond_resched();
 			continue;
 		}
+		/* A changed interval (from 0 too) ends the sleep at once. */
 		wait_event_freezable_timeout(dev->wait,
-					     kthread_should_stop() ||
-					     (us && gps_thread_pressed(dev)),
-					     timeout);
+			kthread_should_stop() ||
+			READ_ONCE(gps_knobs.harvest_interval_us) != us ||
+			(us && gps_thread_pressed(dev)),
+			timeout);
 	}
 	return 0;
 }
@@ -113,10 +117,14 @@ static void gps_fence_locked(struct gps_dev *dev, struct gps_fence_stats *st)
 
 static int gps_fence_one(struct gps_dev *dev, struct gps_fence_stats *st)
 {
+	u64 before = st->bytes_pushed;
+
 	if (mutex_lock_killable(&dev->harvest_lock))
 		return -EINTR;
 	gps_fence_locked(dev, st);
 	mutex_unlock(&dev->harvest_lock);
+	/* Done when the link model says the last byte has landed. */
+	gps_link_wait(dev, st->bytes_pushed != before);
 	return 0;
 }
 

@@ -54,7 +54,10 @@ DECLARE_EVENT_CLASS(gps_dev_work,
 		  __entry->bytes)
 );
 
-/* pages: replicas harvested; blocks: queue occupancy after the harvest */
+/*
+ * pages: small pages harvested; blocks: queue occupancy after the harvest;
+ * bytes: replicas (GPS pages) harvested
+ */
 DEFINE_EVENT(gps_dev_work, gps_harvest,
 	TP_PROTO(int dev, u64 pages, u64 blocks, u64 bytes),
 	TP_ARGS(dev, pages, blocks, bytes));

@@ -126,10 +126,15 @@ struct gps_free_args {
  *	current data
  * @GPS_ADVISE_UNSUBSCRIBE: drop @device's replicas; -EBUSY if @device is
  *	the last subscriber of any page of the range (nothing is changed)
+ * @GPS_ADVISE_COLLAPSE: system scope: publish pending stores, then keep a
+ *	single copy of each page (on @device, or the subscriber nearest to
+ *	it) and make the page conventional; tracking leaves it so, an
+ *	explicit subscribe replicates it again
  */
 enum gps_advice {
 	GPS_ADVISE_SUBSCRIBE = 1,
 	GPS_ADVISE_UNSUBSCRIBE = 2,
+	GPS_ADVISE_COLLAPSE = 3,
 };
 
 /**
@@ -247,6 +252,46 @@ struct gps_query_args {
 	__u64 reserved[2];
 };
 
+/**
+ * enum gps_track_op - GPS_IOC_TRACK operation
+ * @GPS_TRACK_START: subscribe every device to every page of the caller's
+ *	automatic GPS allocations and record each device's accesses
+ * @GPS_TRACK_STOP: keep each device subscribed to the pages it used
+ *	(per /sys/kernel/gps/track_policy) and stop recording
+ */
+enum gps_track_op {
+	GPS_TRACK_START = 1,
+	GPS_TRACK_STOP = 2,
+};
+
+/**
+ * struct gps_track_args - GPS_IOC_TRACK
+ * @op: (in) enum gps_track_op
+ * @flags: (in) must be zero
+ * @allocs: (out) automatic GPS allocations concerned
+ * @pages: (out) GPS pages concerned
+ * @subscribed: (out) START: replicas added
+ * @unsubscribed: (out) STOP: replicas dropped
+ * @demoted: (out) STOP: pages left with one subscriber (conventional)
+ * @failed: (out) START: replicas that could not be allocated
+ * @reserved: must be zero
+ *
+ * Tracking is per open file: it concerns the allocations of that file
+ * that are GPS_MEM_GPS without GPS_ALLOC_MANUAL.  STOP without START, or
+ * START twice, is -EINVAL.
+ */
+struct gps_track_args {
+	__u32 op;
+	__u32 flags;
+	__u64 allocs;
+	__u64 pages;
+	__u64 subscribed;
+	__u64 unsubscribed;
+	__u64 demoted;
+	__u64 failed;
+	__u64 reserved[2];
+};
+
 #define GPS_IOC_MAGIC		0xBB
 
 #define GPS_IOC_VERSION		_IOR(GPS_IOC_MAGIC, 0x00, struct gps_version_args)
@@ -259,6 +304,7 @@ struct gps_query_args {
 #define GPS_IOC_WRITE		_IOW(GPS_IOC_MAGIC, 0x07, struct gps_copy_args)
 #define GPS_IOC_READ		_IOW(GPS_IOC_MAGIC, 0x08, struct gps_copy_args)
 #define GPS_IOC_QUERY		_IOWR(GPS_IOC_MAGIC, 0x09, struct gps_query_args)
+#define GPS_IOC_TRACK		_IOWR(GPS_IOC_MAGIC, 0x0a, struct gps_track_args)
 
 /*
  * io_uring: an IORING_OP_URING_CMD on /dev/gps with cmd_op

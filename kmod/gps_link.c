@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DOC: the interconnect model
+ *
+ * NUMA links are far faster, relative to local memory, than the PCIe or
+ * NVLink links between GPUs.  To reproduce a GPU system's ratio of local
+ * to remote bandwidth, each device gets a virtual outgoing link: every
+ * push charges its bytes (one copy per destination) to the device's link
+ * clock at link_bandwidth bytes/s.  Pushes themselves run at memory
+ * speed; what the model delays is their completion: a fence returns only
+ * when the link would have carried everything it pushed, plus
+ * link_latency_ns, and the push thread does not start a new round while
+ * its link is busy.  Time the link spent during compute is not waited
+ * for again, so overlap of pushes with compute is modelled too.
+ *
+ * The clock advances under the device's harvest_lock; every wait happens
+ * after that lock is dropped.  link_bandwidth = 0 turns the model off.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ktime.h>
+#include <linux/math64.h>
+#include <linux/delay.h>
+#include <linux/sched/signal.h>
+#include <linux/kthread.h>
+#include "gps_internal.h"
+
+/**
+ * gps_link_charge() - account @bytes sent over @dev's link
+ * @dev: device, harvest_lock held
+ * @bytes: bytes written into other replicas
+ */
+void gps_link_charge(struct gps_dev *dev, u64 bytes)
+{
+	u64 bw = READ_ONCE(gps_knobs.link_bandwidth);
+	u64 now;
+
+	if (!bw || !bytes)
+		return;
+	now = ktime_get_ns();
+	if (dev->link_free_ns < now)
+		dev->link_free_ns = now;
+	dev->link_free_ns += div64_u64(bytes * NSEC_PER_SEC, bw) ?: 1;
+}
+
+/**
+ * gps_link_wait() - sleep until @dev's link has carried what it was given
+ * @dev: device; no lock held
+ * @latency: add link_latency_ns (a fence waits for the last byte to land)
+ *
+ * Sleeps killably: a fatal signal (or, for the push thread, a stop)
+ * ends the wait: the data is in place, only the model's timing is cut
+ * short.
+ */
+void gps_link_wait(struct gps_dev *dev, bool latency)
+{
+	u64 until = READ_ONCE(dev->link_free_ns);
+	u64 start = ktime_get_ns(), now = start;
+
+	if (latency)
+		until = max(until, start) + READ_ONCE(gps_knobs.link_latency_ns);
+	while (now < until && !fatal_signal_pending(current) &&
+	       !((current->flags & PF_KTHREAD) && kthread_should_stop())) {
+		u64 left = until - now;
+
+		if (left > 2 * NSEC_PER_MSEC)
+			msleep_interruptible(min_t(u64, 10,
+					div_u64(left, NSEC_PER_MSEC) - 1));
+		else
+			usleep_range(div_u64(left, NSEC_PER_USEC) + 1,
+				     div_u64(left, NSEC_PER_USEC) + 50);
+		now = ktime_get_ns();
+	}
+	if (now > start)
+		atomic64_add(now - start, &dev->stats.link_wait_ns);
+}
