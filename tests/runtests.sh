@@ -19,7 +19,8 @@
 # exit 4 skips, anything else fails).  A KTAP program exiting non-zero with
 # no failed case, or killed by the timeout, adds one failure.
 #
-# Prints "GPS-RESULT: PASS|FAIL|SKIP name" per result and, last,
+# Prints "GPS-RESULT: PASS|FAIL|SKIP name" per result, "GPS-TIME: name Ns"
+# per program and, last,
 # "GPS-SUMMARY: passed=P failed=F skipped=S"; exits 1 if F > 0.
 set -eu
 
@@ -112,6 +113,7 @@ run_one() {	# run_one path
 	run_timed "$t"
 	rc=$(cat "$tmp/rc")
 	secs=$(($(date +%s) - start))
+	echo "GPS-TIME: $prefix$name ${secs}s"
 	timedout=0
 	[ ! -e "$tmp/timedout" ] || timedout=1
 	kbad=0
