@@ -105,39 +105,45 @@ struct gps_alloc *gps_alloc_find_view(struct gps_ctx *ctx, pgoff_t pgoff,
 }
 
 /*
- * First replicas: every device for an automatic GPS allocation, else the
- * home device alone, or, if its node cannot hold the page, the first
- * device that can (counted).  A page no node can hold fails the call.
+ * First replicas, in two passes so that a tight node budget still gives
+ * every page a copy: first one copy per page, on the home device or, if
+ * its node cannot hold it, the next device that can (counted); then, for
+ * an automatic GPS allocation, a copy on every other device that can
+ * hold one.  A page no node can hold fails the call.
  */
 static int gps_populate(struct gps_alloc *a, bool all)
 {
 	unsigned long g;
-	int d;
+	int pass, d;
 
-	for (g = 0; g < a->nr_gpages; g++) {
-		struct gps_gpage *gp = gps_gpage(a, g);
+	for (pass = 0; pass < (all ? 2 : 1); pass++) {
+		for (g = 0; g < a->nr_gpages; g++) {
+			struct gps_gpage *gp = gps_gpage(a, g);
 
-		spin_lock_init(&gp->lock);
-		for (d = 0; d < gps_nr_devs; d++) {
-			/* The home device first: it is the one that matters. */
-			int dev = (a->home + d) % gps_nr_devs;
-			struct gps_replica *r;
+			if (!pass)
+				spin_lock_init(&gp->lock);
+			for (d = 0; d < gps_nr_devs; d++) {
+				int dev = (a->home + d) % gps_nr_devs;
+				struct gps_replica *r;
 
-			if (!all && gp->subs)
-				break;
-			r = gps_replica_alloc(a, g, dev, true);
-			if (!r) {
-				atomic64_inc(&gps_devs[dev].stats.subscribe_failed);
-				continue;
+				if ((!pass && gp->subs) || gp->rep[dev])
+					continue;
+				r = gps_replica_alloc(a, g, dev, true);
+				if (!r) {
+					/* Counted once, in the last pass. */
+					if (pass == all)
+						atomic64_inc(&gps_devs[dev].stats.subscribe_failed);
+					continue;
+				}
+				gp->rep[dev] = r;
+				gp->subs |= BIT_ULL(dev);
 			}
-			gp->rep[dev] = r;
-			gp->subs |= BIT_ULL(dev);
+			if (!gp->subs)
+				return -ENOMEM;
+			if (fatal_signal_pending(current))
+				return -EINTR;
+			cond_resched();
 		}
-		if (!gp->subs)
-			return -ENOMEM;
-		if (fatal_signal_pending(current))
-			return -EINTR;
-		cond_resched();
 	}
 	return 0;
 }

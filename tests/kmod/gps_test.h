@@ -426,4 +426,25 @@ static inline void gps_knob_restore_saved(struct gps_knob_save *s)
 	s->n = 0;
 }
 
+/* Write a string knob such as track_policy; returns 0 or -errno. */
+static inline int gps_set_knob_str(const char *name, const char *val)
+{
+	char path[256];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), GPS_SYSFS "%s", name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) != (ssize_t)strlen(val))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static inline int gps_set_policy(const char *policy)
+{
+	return gps_set_knob_str("track_policy", policy);
+}
+
 #endif /* GPS_TEST_H */
