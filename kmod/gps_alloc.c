@@ -113,6 +113,7 @@ struct gps_alloc *gps_alloc_find_view(struct gps_ctx *ctx, pgoff_t pgoff,
  */
 static int gps_populate(struct gps_alloc *a, bool all)
 {
+	unsigned int failed[GPS_MAX_DEVICES] = {};
 	unsigned long g;
 	int pass, d;
 
@@ -132,7 +133,7 @@ static int gps_populate(struct gps_alloc *a, bool all)
 				if (!r) {
 					/* Counted once, in the last pass. */
 					if (pass == all)
-						atomic64_inc(&gps_devs[dev].stats.subscribe_failed);
+						failed[dev]++;
 					continue;
 				}
 				gp->rep[dev] = r;
@@ -145,6 +146,9 @@ static int gps_populate(struct gps_alloc *a, bool all)
 			cond_resched();
 		}
 	}
+	/* Only an allocation that exists has devices left unsubscribed. */
+	for (d = 0; d < gps_nr_devs; d++)
+		atomic64_add(failed[d], &gps_devs[d].stats.subscribe_failed);
 	return 0;
 }
 
