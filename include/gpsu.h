@@ -230,9 +230,15 @@ typedef struct gpsKernelArgs {
 	size_t ptr[GPS_KERNEL_MAX_PTRS];
 } gpsKernelArgs;
 
-/* GPS_ARGS(&a, GPS_PTR(struct t, field), ...): listed pointer fields.
+/*
+ * GPS_ARGS(&a, GPS_PTR(struct t, field), ...): listed pointer fields (at
+ *	least one; C only: compound literals).
  * GPS_ARGS_SCAN(&a): every pointer-aligned word that is a GPS pointer.
- * GPS_ARGS_RAW(&a): copy only, no translation. */
+ * GPS_ARGS_RAW(&a): copy only, no translation.
+ * Pointers left untranslated still work: they name the home device's view
+ * (loads may be remote) and their stores are published by the kernel's
+ * end, which also fences the home devices.
+ */
 #define GPS_PTR(type, field)	offsetof(type, field)
 #define GPS_ARGS(p, ...)						\
 	(&(const gpsKernelArgs){ .data = (p), .size = sizeof(*(p)),	\
