@@ -208,7 +208,7 @@ int gps_alloc_create(struct gps_ctx *ctx, struct gps_alloc_args *args)
 		goto err_free;
 	}
 	ret = gps_populate(a, args->kind == GPS_MEM_GPS &&
-			      !(args->flags & GPS_ALLOC_MANUAL));
+			   !(args->flags & GPS_ALLOC_MANUAL));
 	if (ret)
 		goto err_free;
 

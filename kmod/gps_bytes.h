@@ -45,8 +45,10 @@ static inline void gps_diff_words(const u64 *cur, u64 *twin,
 
 		if (!x)
 			continue;
-		/* No zero byte in x: all eight bytes changed (the common
-		 * case of dense writes), skip the gather. */
+		/*
+		 * No zero byte in x: all eight bytes changed (the common
+		 * case of dense writes), skip the gather.
+		 */
 		if (!((x - 0x0101010101010101ULL) & ~x & 0x8080808080808080ULL))
 			bits = 0xff;
 		else

@@ -21,33 +21,41 @@
 
 static struct dentry *gps_debugfs_root;
 
+/* The counters of node<N>/stats, in the order they are printed. */
+static const struct {
+	const char *name;
+	size_t offset;
+} gps_counters[] = {
+	{ "read_faults", offsetof(struct gps_dev_stats, read_faults) },
+	{ "write_faults", offsetof(struct gps_dev_stats, write_faults) },
+	{ "pages_harvested", offsetof(struct gps_dev_stats, pages_harvested) },
+	{ "blocks_queued", offsetof(struct gps_dev_stats, blocks_queued) },
+	{ "blocks_merged", offsetof(struct gps_dev_stats, blocks_merged) },
+	{ "blocks_pushed", offsetof(struct gps_dev_stats, blocks_pushed) },
+	{ "bytes_pushed", offsetof(struct gps_dev_stats, bytes_pushed) },
+	{ "blocks_pushed_early", offsetof(struct gps_dev_stats, blocks_pushed_early) },
+	{ "blocks_bulk", offsetof(struct gps_dev_stats, blocks_bulk) },
+	{ "fences", offsetof(struct gps_dev_stats, fences) },
+	{ "harvest_ns", offsetof(struct gps_dev_stats, harvest_ns) },
+	{ "queue_hwm", offsetof(struct gps_dev_stats, queue_hwm) },
+	{ "replica_pages", offsetof(struct gps_dev_stats, replica_pages) },
+	{ "twin_pages", offsetof(struct gps_dev_stats, twin_pages) },
+	{ "subscribe_failed", offsetof(struct gps_dev_stats, subscribe_failed) },
+	{ "tracking_faults", offsetof(struct gps_dev_stats, tracking_faults) },
+	{ "demotions", offsetof(struct gps_dev_stats, demotions) },
+	{ "collapses", offsetof(struct gps_dev_stats, collapses) },
+	{ "link_wait_ns", offsetof(struct gps_dev_stats, link_wait_ns) },
+};
+
 static int gps_stats_show(struct seq_file *m, void *v)
 {
 	struct gps_dev *dev = m->private;
-	struct gps_dev_stats *s = &dev->stats;
+	int i;
 
-#define GPS_SHOW(name) \
-	seq_printf(m, "%s %lld\n", #name, atomic64_read(&s->name))
-	GPS_SHOW(read_faults);
-	GPS_SHOW(write_faults);
-	GPS_SHOW(pages_harvested);
-	GPS_SHOW(blocks_queued);
-	GPS_SHOW(blocks_merged);
-	GPS_SHOW(blocks_pushed);
-	GPS_SHOW(bytes_pushed);
-	GPS_SHOW(blocks_pushed_early);
-	GPS_SHOW(blocks_bulk);
-	GPS_SHOW(fences);
-	GPS_SHOW(harvest_ns);
-	GPS_SHOW(queue_hwm);
-	GPS_SHOW(replica_pages);
-	GPS_SHOW(twin_pages);
-	GPS_SHOW(subscribe_failed);
-	GPS_SHOW(tracking_faults);
-	GPS_SHOW(demotions);
-	GPS_SHOW(collapses);
-	GPS_SHOW(link_wait_ns);
-#undef GPS_SHOW
+	for (i = 0; i < ARRAY_SIZE(gps_counters); i++)
+		seq_printf(m, "%s %lld\n", gps_counters[i].name,
+			   atomic64_read((atomic64_t *)((char *)&dev->stats +
+					 gps_counters[i].offset)));
 	seq_printf(m, "queue_entries %u\n", READ_ONCE(dev->queue.count));
 	seq_printf(m, "queue_capacity %u\n", READ_ONCE(dev->queue.capacity));
 	seq_printf(m, "dirty_replicas %lu\n", READ_ONCE(dev->nr_dirty));

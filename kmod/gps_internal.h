@@ -25,7 +25,8 @@
  *   mmap_lock (or the VMA lock) -> gps_alloc.sub_sem -> page lock: the
  *   fault paths.  mmap_lock -> gps_ctx.lock: gps_mmap(); gps_ctx.lock
  *   is a leaf, held only to look up, insert or remove allocations.
- *   gps_all_allocs_lock -> sub_sem (read): the debugfs histogram.  Nothing here takes mmap_lock, and nothing
+ *   gps_all_allocs_lock -> sub_sem (read): the debugfs histogram.
+ *   Nothing here takes mmap_lock, and nothing
  *   copies from or to user memory while holding sub_sem or a
  *   harvest_lock, since such a copy may fault on a GPS view and re-enter
  *   the fault path.
@@ -146,7 +147,7 @@ struct gps_replica {
 };
 
 struct gps_gpage {
-	spinlock_t lock;
+	spinlock_t lock;		/* contents, twins and dirty bits */
 	u64 subs;			/* subscriber devices */
 	unsigned long touched_r;	/* tracking: devices that read it */
 	unsigned long touched_w;	/* tracking: devices that wrote it */

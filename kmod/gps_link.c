@@ -65,7 +65,7 @@ void gps_link_wait(struct gps_dev *dev, bool latency)
 
 		if (left > 2 * NSEC_PER_MSEC)
 			msleep_interruptible(min_t(u64, 10,
-					div_u64(left, NSEC_PER_MSEC) - 1));
+						   div_u64(left, NSEC_PER_MSEC) - 1));
 		else
 			usleep_range(div_u64(left, NSEC_PER_USEC) + 1,
 				     div_u64(left, NSEC_PER_USEC) + 50);

@@ -40,6 +40,7 @@ struct gps_knobs gps_knobs = {
 	.track_policy = GPS_TRACK_POLICY_READ,
 	.max_bytes = 0,
 };
+
 DEFINE_MUTEX(gps_knob_lock);	/* serialises knob changes */
 
 struct gps_dev *gps_devs;

@@ -34,6 +34,13 @@ static bool gps_thread_pressed(struct gps_dev *dev)
 	return READ_ONCE(dev->nr_dirty) >= READ_ONCE(gps_knobs.dirty_wake);
 }
 
+static bool gps_thread_wake(struct gps_dev *dev, unsigned int us)
+{
+	return kthread_should_stop() ||
+	       READ_ONCE(gps_knobs.harvest_interval_us) != us ||
+	       (us && gps_thread_pressed(dev));
+}
+
 static int gps_thread_fn(void *arg)
 {
 	struct gps_dev *dev = arg;
@@ -58,10 +65,7 @@ static int gps_thread_fn(void *arg)
 		}
 		/* A changed interval (from 0 too) ends the sleep at once. */
 		wait_event_freezable_timeout(dev->wait,
-			kthread_should_stop() ||
-			READ_ONCE(gps_knobs.harvest_interval_us) != us ||
-			(us && gps_thread_pressed(dev)),
-			timeout);
+					     gps_thread_wake(dev, us), timeout);
 	}
 	return 0;
 }
