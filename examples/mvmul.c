@@ -103,6 +103,23 @@ static void step(int ndev, gpsStream_t *stream, int num_threads,
 	}
 }
 
+/* GPS pages of an allocation by number of subscribers (paper, fig. 9). */
+static void report(const char *name, const void *p, size_t bytes, int ndev)
+{
+	static unsigned long long subs[1 << 16];
+	size_t np, k;
+	int hist[65] = { 0 };
+
+	if (gpsMemGetSubscribers(p, bytes, subs, 1 << 16, &np) != gpsSuccess)
+		return;
+	for (k = 0; k < np && k < (1 << 16); k++)
+		hist[__builtin_popcountll(subs[k])]++;
+	printf("mvmul: %s: %zu GPS pages by subscriber count:", name, np);
+	for (k = 1; k <= (size_t)ndev; k++)
+		printf(" %zu:%d", k, hist[k]);
+	printf("\n");
+}
+
 /* Runs the program on @ndev devices; returns the final vec1 (malloc). */
 static float *run(int ndev, int n, int iters, int num_threads, double *secs,
 		  int verbose)
@@ -153,8 +170,12 @@ static float *run(int ndev, int n, int iters, int num_threads, double *secs,
 		if (iter == 0) {
 			gpsError_t err = gpsTrackingStart();
 
-			if (err == gpsSuccess)
+			if (err == gpsSuccess) {
 				tracking = 1;
+				if (verbose)
+					printf("mvmul: tracking the first "
+					       "iteration\n");
+			}
 			else if (err == gpsErrorNotSupported && verbose)
 				printf("mvmul: tracking not supported by this "
 				       "driver: falling back to subscribe-all "
@@ -176,19 +197,8 @@ static float *run(int ndev, int n, int iters, int num_threads, double *secs,
 	CHECK(gpsSetDevice(0));
 	CHECK(gpsMemcpy(result, vec1, mat_dim_size, gpsMemcpyDeviceToHost));
 	if (verbose && ndev > 1) {
-		unsigned long long subs[64];
-		size_t np, k;
-		int hist[65] = { 0 };
-
-		if (gpsMemGetSubscribers(vec1, mat_dim_size, subs, 64, &np) ==
-		    gpsSuccess) {
-			for (k = 0; k < np && k < 64; k++)
-				hist[__builtin_popcountll(subs[k])]++;
-			printf("mvmul: vec1 pages by subscriber count:");
-			for (k = 1; k <= (size_t)ndev; k++)
-				printf(" %zu:%d", k, hist[k]);
-			printf("\n");
-		}
+		report("mat", mat, (size_t)n * mat_dim_size, ndev);
+		report("vec1", vec1, mat_dim_size, ndev);
 	}
 	CHECK(gpsFree(mat));
 	CHECK(gpsFree(vec1));

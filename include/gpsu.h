@@ -145,6 +145,8 @@ typedef enum gpsMemoryAdvise {
 	gpsMemAdviseUnsetPreferredLocation = 6,
 	gpsMemAdviseSetAccessedBy = 7,
 	gpsMemAdviseUnsetAccessedBy = 8,
+	gpsMemAdviseGPSCollapse = 9,	/* system scope: one copy, on device
+					 * (or the nearest subscriber) */
 } gpsMemoryAdvise;
 
 gpsError_t gpsMemAdvise(const void *ptr, size_t count,
@@ -157,8 +159,10 @@ gpsError_t gpsMemGetSubscribers(const void *ptr, size_t count,
 				unsigned long long *masks, size_t n,
 				size_t *npages);
 
-/* Automatic subscription: returns gpsErrorNotSupported until the driver
- * implements access tracking. */
+/* Automatic subscription: between start and stop the driver records every
+ * device's accesses to the automatic GPS allocations; at stop each device
+ * keeps the pages it used. gpsErrorNotSupported with a driver without
+ * tracking; gpsErrorInvalidValue for start twice or stop alone. */
 gpsError_t gpsTrackingStart(void);
 gpsError_t gpsTrackingStop(void);
 

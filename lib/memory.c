@@ -684,7 +684,7 @@ GPSU_API gpsError_t gpsMemAdvise(const void *ptr, size_t count,
 	if (!ptr || !count)
 		return gpsu_ret(gpsErrorInvalidValue);
 	if (advice < gpsMemAdviseGPSSubscribe ||
-	    advice > gpsMemAdviseUnsetAccessedBy)
+	    advice > gpsMemAdviseGPSCollapse)
 		return gpsu_ret(gpsErrorInvalidValue);
 	err = gpsu_init();
 	if (err)
@@ -720,6 +720,10 @@ GPSU_API gpsError_t gpsMemAdvise(const void *ptr, size_t count,
 				err = gpsu_gps_advise(a, off, count,
 						GPS_ADVISE_SUBSCRIBE, d);
 			break;
+		case gpsMemAdviseGPSCollapse:
+			err = gpsu_gps_advise(a, off, count,
+					      GPS_ADVISE_COLLAPSE, device);
+			break;
 		case gpsMemAdviseUnsetReadMostly:
 			/* collapse to the advised device's replica */
 			err = gpsu_gps_advise(a, off, count,
@@ -738,7 +742,8 @@ GPSU_API gpsError_t gpsMemAdvise(const void *ptr, size_t count,
 	case GPSU_KIND_CONV:
 		/* a single copy that the driver keeps on its home node */
 		err = (advice == gpsMemAdviseGPSSubscribe ||
-		       advice == gpsMemAdviseGPSUnsubscribe) ?
+		       advice == gpsMemAdviseGPSUnsubscribe ||
+		       advice == gpsMemAdviseGPSCollapse) ?
 		      gpsErrorInvalidValue : gpsErrorNotSupported;
 		break;
 	default:	/* host and managed: NUMA memory policy */
@@ -753,6 +758,7 @@ GPSU_API gpsError_t gpsMemAdvise(const void *ptr, size_t count,
 			break;
 		case gpsMemAdviseGPSSubscribe:
 		case gpsMemAdviseGPSUnsubscribe:
+		case gpsMemAdviseGPSCollapse:
 			err = gpsErrorInvalidValue;
 			break;
 		default:	/* no read duplication of anonymous memory */
@@ -894,20 +900,27 @@ GPSU_API gpsError_t gpsPointerGetAttributes(gpsPointerAttributes *attr,
 /* ---- automatic subscription ---------------------------------------- */
 
 /*
- * THE place to wire automatic subscription. When the driver gains
- * GPS_IOC_TRACK, issue it here (start: every device's first touch of every
- * GPS page is recorded; stop: unsubscribe the untouched pages); the public
- * functions below already synchronise every device around it.
+ * GPS_IOC_TRACK: START subscribes every device to every page of this
+ * process's automatic GPS allocations and records each device's accesses;
+ * STOP keeps each device subscribed to the pages it used. A driver
+ * without the command (ENOTTY) makes tracking gpsErrorNotSupported.
  */
-static bool gpsu_track_supported(void)
-{
-	return false;	/* true once GPS_IOC_TRACK exists */
-}
-
 static gpsError_t gpsu_track(bool start)
 {
+#ifdef GPS_IOC_TRACK
+	struct gps_track_args t;
+	int ret;
+
+	memset(&t, 0, sizeof(t));
+	t.op = start ? GPS_TRACK_START : GPS_TRACK_STOP;
+	ret = gpsu_ioctl(GPS_IOC_TRACK, &t);
+	if (ret == ENOTTY || ret == EOPNOTSUPP)
+		return gpsErrorNotSupported;
+	return gpsu_errno(ret);	/* EINVAL: START twice, STOP alone */
+#else
 	(void)start;
 	return gpsErrorNotSupported;
+#endif
 }
 
 static gpsError_t gpsu_tracking(bool start)
@@ -916,8 +929,8 @@ static gpsError_t gpsu_tracking(bool start)
 
 	if (err)
 		return err;
-	if (!gpsu_track_supported() || gpsu_tls.in_kernel)
-		return gpsErrorNotSupported;	/* never a fake success */
+	if (gpsu_tls.in_kernel)
+		return gpsErrorNotSupported;
 	/* kernels in flight finish inside or outside the tracked phase */
 	err = gpsu_sync_all();
 	if (!err)

@@ -278,12 +278,25 @@ TEST_F(mem, memset)
 	ASSERT_EQ(gpsSuccess, gpsFreeHost(h));
 }
 
-/* Tracking is not in the driver ABI yet: a clear error, no effect. */
+/* A driver without GPS_IOC_TRACK: a clear error, no effect. */
 TEST_F(mem, tracking_not_supported)
 {
+	mock_track = 0;
 	ASSERT_EQ(gpsErrorNotSupported, gpsTrackingStart());
 	ASSERT_EQ(gpsErrorNotSupported, gpsGetLastError());
 	ASSERT_EQ(gpsErrorNotSupported, gpsTrackingStop());
+}
+
+/* With GPS_IOC_TRACK: start/stop pair up, misuse is InvalidValue. */
+TEST_F(mem, tracking)
+{
+	mock_track = 1;
+	ASSERT_EQ(gpsErrorInvalidValue, gpsTrackingStop());
+	ASSERT_EQ(gpsSuccess, gpsTrackingStart());
+	ASSERT_EQ(1, mock_tracking);
+	ASSERT_EQ(gpsErrorInvalidValue, gpsTrackingStart());
+	ASSERT_EQ(gpsSuccess, gpsTrackingStop());
+	ASSERT_EQ(0, mock_tracking);
 }
 
 TEST_HARNESS_MAIN

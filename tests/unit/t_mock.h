@@ -47,6 +47,8 @@ static pthread_mutex_t mock_lock = PTHREAD_MUTEX_INITIALIZER;
 static int mock_fd = -1;
 static unsigned long mock_fences[MOCK_NDEV + 1]; /* [MOCK_NDEV]: ALL */
 static int mock_fence_fail;			 /* fences fail: EIO */
+static int mock_track;				 /* answer GPS_IOC_TRACK */
+static int mock_tracking;			 /* between START and STOP */
 static unsigned long mock_nr_allocs;		 /* live allocations */
 
 static void mock_setup(void)
@@ -245,6 +247,20 @@ static int mock_ioctl(int fd, unsigned long req, void *arg)
 		q->total_pages = total;
 		return 0;
 	}
+#ifdef GPS_IOC_TRACK
+	case GPS_IOC_TRACK: {
+		struct gps_track_args *t = arg;
+
+		if (!mock_track)
+			return ENOTTY;
+		if (t->flags || (t->op != GPS_TRACK_START &&
+				 t->op != GPS_TRACK_STOP) ||
+		    (t->op == GPS_TRACK_START) == mock_tracking)
+			return EINVAL;
+		mock_tracking = t->op == GPS_TRACK_START;
+		return 0;
+	}
+#endif
 	default:
 		return ENOTTY;
 	}
