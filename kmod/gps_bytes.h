@@ -29,12 +29,13 @@ static inline unsigned long gps_bytes_differ(u64 a, u64 b)
 
 /*
  * Diff @nwords words of @cur against @twin: set a bit in @mask (zeroed by
- * the caller) for each changed byte and copy changed words into @twin.
- * @cur may be written meanwhile: each word is loaded once, so the twin
- * holds exactly the value the mask was computed from.
+ * the caller) for each changed byte and, if @update, copy changed words
+ * into @twin.  @cur may be written meanwhile: each word is loaded once,
+ * so the twin holds exactly the value the mask was computed from.
  */
 static inline void gps_diff_words(const u64 *cur, u64 *twin,
-				  unsigned long *mask, unsigned int nwords)
+				  unsigned long *mask, unsigned int nwords,
+				  bool update)
 {
 	unsigned int w;
 
@@ -58,7 +59,8 @@ static inline void gps_diff_words(const u64 *cur, u64 *twin,
 #else
 		bitmap_set_value8(mask, bits, w * 8);
 #endif
-		twin[w] = c;
+		if (update)
+			twin[w] = c;
 	}
 }
 

@@ -130,6 +130,7 @@ static unsigned int gps_diff_page(struct gps_replica *r, unsigned int sub,
 {
 	struct gps_gpage *gp = gps_gpage(r->alloc, r->gidx);
 	unsigned int nb = 0, k;
+	bool keep;
 	u64 *twin;
 	u8 *cur;
 
@@ -141,20 +142,29 @@ static unsigned int gps_diff_page(struct gps_replica *r, unsigned int sub,
 		spin_unlock(&gp->lock);
 		return 0;
 	}
+	/*
+	 * Not dirty again: no view maps the page writable (a new write
+	 * fault needs this lock to set the bit), so the page holds still,
+	 * and the twin, about to be freed, needs no update.
+	 */
+	keep = test_bit(sub, r->dirty);
 	cur = kmap_local_page(r->pages[sub]);
 	twin = kmap_local_page(r->twins[sub]);
-	gps_diff_words((u64 *)cur, twin, df->mask, PAGE_SIZE / sizeof(u64));
+	gps_diff_words((u64 *)cur, twin, df->mask, PAGE_SIZE / sizeof(u64),
+		       keep);
 	nb = gps_changed_blocks(df->mask, bs);
 	if (nb && (!bulk || nb < bulk)) {
-		/* The twin holds exactly the bytes the mask speaks of. */
+		/* What the mask speaks of: the twin, or the still page. */
+		u8 *from = keep ? (u8 *)twin : cur;
+
 		for (k = 0; k < PAGE_SIZE; k += bs)
 			if (!bitmap_empty(df->mask + k / BITS_PER_LONG, bs))
-				memcpy(df->data + k, (u8 *)twin + k, bs);
+				memcpy(df->data + k, from + k, bs);
 	}
 	kunmap_local(twin);
 	kunmap_local(cur);
 
-	if (!test_bit(sub, r->dirty)) {
+	if (!keep) {
 		*free_twin = r->twins[sub];
 		r->twins[sub] = NULL;
 	}
