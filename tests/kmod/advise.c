@@ -234,6 +234,34 @@ TEST_F(advise, range_changes_exactly_its_pages)
 		ASSERT_EQ(all, gps_subs(self->fd, &self->b, g));
 }
 
+/* A replica beyond the max_bytes cap: counted in pages_failed, no error. */
+TEST_F(advise, subscribe_beyond_cap_is_counted)
+{
+	uint64_t all = gps_all_mask(self->nr);
+	struct gps_advise_args adv;
+	size_t ps = self->ps;
+	long long pages;
+	int ret;
+
+	if (self->nr < 2)
+		SKIP(return, "needs two devices");
+	ASSERT_EQ(0, gps_advise(self->fd, &self->b, 0, 2 * ps,
+				GPS_ADVISE_UNSUBSCRIBE, 1, &adv));
+	ASSERT_EQ(2, adv.pages_changed);
+	/* Room for one more GPS page; lifted before asserting. */
+	pages = gps_knob("replica_pages");
+	ASSERT_EQ(0, gps_set_knob("max_bytes", pages * 4096 + ps));
+	ret = gps_advise(self->fd, &self->b, 0, 2 * ps,
+			 GPS_ADVISE_SUBSCRIBE, 1, &adv);
+	gps_set_knob("max_bytes", self->knobs.max_bytes);
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(1, adv.pages_changed);
+	ASSERT_EQ(1, adv.pages_failed);
+	ASSERT_EQ(all, gps_subs(self->fd, &self->b, 0));
+	ASSERT_EQ(all & ~2ULL, gps_subs(self->fd, &self->b, 1));
+	ASSERT_EQ(pages + ps / 4096, gps_knob("replica_pages"));
+}
+
 /* Misaligned, empty, out-of-range, bad device or advice: -EINVAL. */
 TEST_F(advise, bad_advice_is_einval)
 {

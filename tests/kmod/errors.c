@@ -16,6 +16,7 @@
 FIXTURE(errors) {
 	int fd;
 	int nr;
+	struct gps_saved_knobs knobs;
 	struct gps_buf b;
 };
 
@@ -26,6 +27,7 @@ FIXTURE_SETUP(errors)
 		SKIP(return, "no " GPS_DEV);
 	self->nr = gps_nr_devices(self->fd);
 	ASSERT_GT(self->nr, 0);
+	gps_knobs_save(&self->knobs);
 	ASSERT_EQ(0, gps_alloc(self->fd, &self->b, 4 * PS, GPS_MEM_GPS, 0, 0,
 			       PS));
 }
@@ -35,6 +37,7 @@ FIXTURE_TEARDOWN(errors)
 	if (self->fd < 0)
 		return;
 	EXPECT_EQ(0, gps_free(self->fd, &self->b));
+	gps_knobs_restore(&self->knobs);
 	EXPECT_EQ(0, close(self->fd));
 }
 
@@ -79,9 +82,6 @@ TEST_F(errors, reserved_fields_nonzero)
 		al.reserved[i] = 1;
 		ASSERT_IOC_ERR(EINVAL, self->fd, GPS_IOC_ALLOC, &al);
 	}
-	al = ALLOC_ARGS;		/* out-fields must come in zero too */
-	al.handle = 5;
-	ASSERT_IOC_ERR(EINVAL, self->fd, GPS_IOC_ALLOC, &al);
 #undef ALLOC_ARGS
 	ASSERT_EQ(allocs, gps_knob("nr_allocs"));
 
@@ -132,6 +132,25 @@ TEST_F(errors, reserved_fields_nonzero)
 	ASSERT_EQ(gps_all_mask(self->nr), gps_subs(self->fd, &self->b, 0));
 }
 
+/* Out-fields coming in with garbage are ignored and overwritten. */
+TEST_F(errors, alloc_out_fields_ignored)
+{
+	struct gps_alloc_args al = {
+		.size = PS, .kind = GPS_MEM_GPS, .page_size = PS,
+		.handle = ~0ULL, .offset = 12345, .view_stride = 1,
+		.alloc_size = 7, .out_page_size = 3,
+	};
+	struct gps_free_args f;
+
+	ASSERT_EQ(0, ioctl(self->fd, GPS_IOC_ALLOC, &al));
+	ASSERT_NE(~0ULL, al.handle);
+	ASSERT_EQ(PS, al.alloc_size);
+	ASSERT_EQ(PS, al.view_stride);
+	ASSERT_EQ(0, al.offset % PS);
+	f = (struct gps_free_args){ .handle = al.handle };
+	ASSERT_EQ(0, ioctl(self->fd, GPS_IOC_FREE, &f));
+}
+
 /* Bad sizes, kinds, flags, home or page size: -EINVAL; too big: -ENOMEM. */
 TEST_F(errors, alloc_bad_args)
 {
@@ -164,6 +183,44 @@ TEST_F(errors, alloc_bad_args)
 	/* Nothing half-made. */
 	ASSERT_EQ(allocs, gps_knob("nr_allocs"));
 	ASSERT_EQ(pages, gps_knob("replica_pages"));
+}
+
+/*
+ * Beyond the max_bytes cap: -ENOMEM and nothing half-made; a GPS page
+ * keeps the subscribers that fit, the home device first, and counts the
+ * others in subscribe_failed.  The cap is lifted before asserting (a
+ * failed ASSERT may skip the teardown).
+ */
+TEST_F(errors, alloc_beyond_cap)
+{
+	struct gps_usage start = gps_usage(), after_enomem, with_x;
+	long long failed, failed_after;
+	int ret_conv, ret_gps;
+	uint64_t subs;
+	struct gps_buf x;
+
+	/* Room for exactly one more 64 KiB replica. */
+	ASSERT_EQ(0, gps_set_knob("max_bytes", (start.replica_pages + 16) *
+				  4096));
+	ret_conv = gps_alloc(self->fd, &x, 2 * GPS_PAGE_64K,
+			     GPS_MEM_CONVENTIONAL, 0, 0, GPS_PAGE_64K);
+	after_enomem = gps_usage();
+	failed = gps_stat_sum(self->fd, "subscribe_failed");
+	ret_gps = gps_alloc(self->fd, &x, GPS_PAGE_64K, GPS_MEM_GPS, 0,
+			    self->nr - 1, GPS_PAGE_64K);
+	with_x = gps_usage();
+	failed_after = gps_stat_sum(self->fd, "subscribe_failed");
+	subs = gps_subs(self->fd, &x, 0);
+	gps_set_knob("max_bytes", self->knobs.max_bytes);
+
+	ASSERT_EQ(-ENOMEM, ret_conv);
+	ASSERT_TRUE(gps_usage_eq(start, after_enomem));
+	ASSERT_EQ(0, ret_gps);
+	ASSERT_EQ(1ULL << (self->nr - 1), subs);
+	ASSERT_EQ(failed + self->nr - 1, failed_after);
+	ASSERT_EQ(start.replica_pages + 16, with_x.replica_pages);
+	ASSERT_EQ(0, gps_free(self->fd, &x));
+	ASSERT_TRUE(gps_usage_eq(start, gps_usage()));
 }
 
 /* Freeing an unknown handle, or twice: -EINVAL. */

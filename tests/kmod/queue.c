@@ -91,6 +91,8 @@ TEST_F(queue, harvests_of_one_block_merge)
 	/* The thread harvests each newly dirty page; entries stay 10 s. */
 	ASSERT_EQ(0, gps_set_knob("dirty_wake", 1));
 	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 10000000));
+	/* Whatever the thread was doing is done when a fence returns. */
+	ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
 
 	h = STAT("pages_harvested");
 	self->p[0] = 1;
@@ -168,9 +170,10 @@ TEST_F(queue, watermark_pushes_early)
 	ASSERT_EQ(early + 93, STAT("blocks_pushed_early"));
 
 	/* The same through the thread: it harvests, the watermark pushes. */
-	early = STAT("blocks_pushed_early");
 	ASSERT_EQ(0, gps_set_knob("dirty_wake", 1));
 	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 10000000));
+	ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
+	early = STAT("blocks_pushed_early");
 	write_spread(self->p + 100 * 256, want + 100 * 256, 100);
 	ASSERT_EQ(early + 93, gps_wait_stat_above(self->node0,
 						  "blocks_pushed_early",
