@@ -7,16 +7,25 @@
 #   make check      install dependencies (skip: NO_DEPS=1), build, run the
 #                   host unit tests, then the kselftests in qemu for every
 #                   kernel series x node count; ends with "N passed, N failed"
+#   make check-debug  build the debug kernel (tools/gps-debug-kernel: KASAN,
+#                   lockdep, kmemleak, ...) and gps.ko for it, then run the
+#                   VM tests under it at DEBUG_NODES nodes; any KASAN,
+#                   lockdep, WARN, BUG or kmemleak report fails
 #   make run        the main job: RUN_CMD in a RUN_NODES-node RUN_SERIES VM
 #   make install    the library (PREFIX, DESTDIR), delegated to lib/
 #
 # Variables: SERIES (kernel series, default "6.1 6.12"), NODES (node counts
 # for check, default "1 2 4"), GPS_DEBUG=1 (build with CONFIG_GPS_DEBUG),
-# VM_TIMEOUT (seconds per VM), NO_DEPS=1.
+# VM_TIMEOUT (seconds per VM), NO_DEPS=1; for check-debug DEBUG_NODES
+# (default "2 4") and DEBUG_VM_TIMEOUT.
 
 SERIES ?= 6.1 6.12
 NODES ?= 1 2 4
 VM_TIMEOUT ?= 900
+# guests booted at the same time by make check (1: consoles streamed)
+JOBS ?= 1
+DEBUG_NODES ?= 2 4
+DEBUG_VM_TIMEOUT ?= 2400
 BUILD := $(CURDIR)/build
 
 RUN_SERIES ?= 6.12
@@ -45,10 +54,12 @@ all: modules lib tests tools
 
 # gps.ko per kernel series: the kmod/ sources are copied to
 # build/<series>/kmod/ so that the two builds never clobber each other.
+# module-debug builds it against the debug kernel's tree (built if needed).
 modules: $(addprefix module-,$(SERIES))
 
 module-%: FORCE
-	@kdir=$$(tools/gps-kernel headers $*) || exit 1; \
+	@kdir=$$(if [ "$*" = debug ]; then tools/gps-debug-kernel kdir; \
+		else tools/gps-kernel headers $*; fi) || exit 1; \
 	mkdir -p $(BUILD)/$*/kmod && \
 	(cd kmod && find . -type f \( -name '*.[ch]' -o -name Kbuild \
 		-o -name Makefile \) ! -name '*.mod.c' \
@@ -70,7 +81,13 @@ tools: FORCE
 check: FORCE
 	$(DEPS)
 	$(MAKE) all
-	tests/run-check.sh -s "$(SERIES)" -n "$(NODES)" -t $(VM_TIMEOUT)
+	tests/run-check.sh -s "$(SERIES)" -n "$(NODES)" -t $(VM_TIMEOUT) -j $(JOBS)
+
+check-debug: FORCE
+	$(DEPS)
+	tools/gps-debug-kernel build
+	$(MAKE) lib tests module-debug
+	tests/run-check.sh -U -s debug -n "$(DEBUG_NODES)" -t $(DEBUG_VM_TIMEOUT)
 
 run: FORCE
 	$(DEPS)
@@ -96,4 +113,4 @@ distclean: clean
 
 FORCE:
 
-.PHONY: all modules lib tests tools check run install clean distclean FORCE
+.PHONY: all modules lib tests tools check check-debug run install clean distclean FORCE
