@@ -3,7 +3,7 @@
 # gps: top-level build.
 #
 #   make            gps.ko for every kernel series (build/<series>/kmod/),
-#                   the library (lib/), the tests (build/tests/)
+#                   the library (lib/), bench/, the tests (build/tests/)
 #   make check      install dependencies (skip: NO_DEPS=1), build, run the
 #                   host unit tests, then the kselftests in qemu for every
 #                   kernel series x node count; ends with "N passed, N failed"
@@ -13,6 +13,7 @@
 #                   lockdep, WARN, BUG or kmemleak report fails
 #   make run        the main job: RUN_CMD in a RUN_NODES-node RUN_SERIES VM
 #   make install    the library (PREFIX, DESTDIR), delegated to lib/
+#   make lint       shellcheck the scripts
 #
 # Variables: SERIES (kernel series, default "6.1 6.12"), NODES (node counts
 # for check, default "1 2 4"), GPS_DEBUG=1 (build with CONFIG_GPS_DEBUG),
@@ -38,6 +39,9 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 
 HAVE_LIB := $(wildcard lib/Makefile)
+HAVE_BENCH := $(wildcard bench/Makefile)
+SCRIPTS := tools/gps-vm tools/gps-kernel tools/install-deps.sh \
+	tests/run-check.sh tests/runtests.sh .ci/run
 
 KMOD_FLAGS := GPS_INCLUDE=$(CURDIR)/include KCFLAGS=-Werror
 ifeq ($(GPS_DEBUG),1)
@@ -50,7 +54,7 @@ else
 DEPS := tools/install-deps.sh
 endif
 
-all: modules lib tests tools
+all: modules lib bench tests tools
 
 # gps.ko per kernel series: the kmod/ sources are copied to
 # build/<series>/kmod/ so that the two builds never clobber each other.
@@ -72,8 +76,18 @@ ifneq ($(HAVE_LIB),)
 	$(MAKE) -C lib
 endif
 
+bench: lib FORCE
+ifneq ($(HAVE_BENCH),)
+	$(MAKE) -C bench
+endif
+
 tests: lib FORCE
 	$(MAKE) -C tests
+
+# shellcheck of the build and test scripts (when shellcheck is installed)
+lint: FORCE
+	@if command -v shellcheck >/dev/null; then shellcheck $(SCRIPTS); \
+	else echo "lint: shellcheck not installed" >&2; fi
 
 tools: FORCE
 	@test -x tools/gps-vm && test -x tools/gps-kernel
@@ -105,6 +119,9 @@ clean: FORCE
 	rm -rf $(BUILD)/tests $(foreach s,$(SERIES),$(BUILD)/$(s)/kmod)
 ifneq ($(HAVE_LIB),)
 	$(MAKE) -C lib clean
+endif
+ifneq ($(HAVE_BENCH),)
+	$(MAKE) -C bench clean
 endif
 
 # also drops the cached kernel images and the kselftest harness
