@@ -359,7 +359,7 @@ TEST_F(advise, memset_and_write_reach_every_replica)
 	if (self->nr > 1)	/* device 1: a non-subscriber of page 0 */
 		ASSERT_EQ(0, gps_advise(self->fd, &self->b, 0, ps,
 					GPS_ADVISE_UNSUBSCRIBE, 1, NULL));
-	/* A pending store that memset must not be overwritten by later. */
+	/* A store still pending: it must not land over the memset later. */
 	((volatile unsigned char *)self->b.view[0])[ps + 5] = 0x77;
 
 	ASSERT_EQ(0, gps_memset(self->fd, &self->b, 0, size, 0x5a));
