@@ -10,7 +10,10 @@
 #             (another test: it must succeed)
 #   -K        check the kernel log: a marker is written to /dev/kmsg before
 #             each test, and the test fails if the log after it holds a
-#             BUG, WARNING, Oops, lockdep, KASAN, kmemleak or GPF report
+#             BUG, WARNING, Oops, lockdep, KASAN, kmemleak or GPF report;
+#             with kmemleak (the debug kernel), a scan after the last test
+#             and one after rmmod are tests of their own: any unreferenced
+#             object fails them
 #   -t SECS   per-test timeout (default: $GPS_TEST_TIMEOUT or 300)
 #   -p PREFIX prefix of the names in result lines (e.g. "6.12/4n")
 #
@@ -179,6 +182,30 @@ for t in "$@"; do
 	run_one "$t"
 done
 
+# kmemleak_check name: a kmemleak scan (two, 6 s apart: kmemleak skips
+# objects younger than 5 s and objects changed since the previous scan);
+# any unreferenced object is a failure, listed in full
+kmemleak_check() {
+	kml=/sys/kernel/debug/kmemleak
+	[ "$kcheck" = 1 ] && [ -w "$kml" ] || return 0
+	echo scan >"$kml"
+	sleep 6
+	echo scan >"$kml"
+	cat "$kml" >"$tmp/kmemleak"
+	n=$(grep -c '^unreferenced object' "$tmp/kmemleak" || true)
+	if [ "$n" = 0 ]; then
+		result PASS "$1"
+		return
+	fi
+	echo "--- $1:"
+	cat "$tmp/kmemleak"
+	echo "---"
+	echo clear >"$kml"	# the next scan reports only new leaks
+	result FAIL "$1" "$n unreferenced object(s)"
+}
+
+kmemleak_check "kmemleak"
+
 if [ -n "$module" ] && [ -d /sys/module/gps ]; then
 	marker "rmmod"
 	if rmmod gps; then
@@ -190,6 +217,7 @@ if [ -n "$module" ] && [ -d /sys/module/gps ]; then
 	else
 		result FAIL "rmmod gps" "rmmod failed"
 	fi
+	kmemleak_check "kmemleak after rmmod"
 fi
 
 echo "GPS-SUMMARY: passed=$passed failed=$failed skipped=$skipped"
