@@ -1,0 +1,559 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Description: a torture test in the spirit of the kernel's locktorture.
+ * Several processes share one open file and its GPS allocations (64 KiB,
+ * 4 KiB and 2 MiB GPS pages); each process runs one thread per device,
+ * storing through that device's view.  Between releases the threads do
+ * random stores, fences of their device, subscribe/unsubscribe of random
+ * pages, collapses now and then, tracking start/stop (one thread per open
+ * file toggles it) and alloc/free of extra allocations.  At each release
+ * all threads stop at a barrier, one fences GPS_FENCE_ALL, and then:
+ *
+ *  - owned bytes: thread g owns the 32-bit slot g of every 128-byte block
+ *    and writes increasing sequence numbers into it; every replica
+ *    (GPS_IOC_READ per device) and every view of every process must hold
+ *    exactly the last number each owner wrote: no published store lost;
+ *  - racing bytes: in racing rounds every thread also writes the last
+ *    slot of the blocks it touches; afterwards all replicas must agree.
+ *
+ * Prints the operations done and the anomalies found, and fails on any
+ * anomaly.  Bounded in time: GPS_TORTURE_SECS (default 6) seconds of
+ * rounds; GPS_TORTURE_PROCS (default 2) processes; GPS_TORTURE_SEED.
+ */
+#include "kselftest_harness.h"
+#include "gps_test.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <sys/wait.h>
+
+#define TT_ALLOCS	3
+#define TT_BLOCK	128		/* bytes per checked block */
+#define TT_SLOTS	(TT_BLOCK / 4)	/* 32-bit slots per block */
+#define TT_RACE_SLOT	(TT_SLOTS - 1)
+#define TT_MAX_THREADS	(TT_SLOTS - 1)
+#define TT_ROUND_MS	300
+#define TT_MAX_PROCS	4
+
+static const struct {
+	uint64_t size;
+	uint32_t ps;
+} tt_geom[TT_ALLOCS] = {
+	{ 256 * 1024, GPS_PAGE_64K },
+	{ 64 * 1024, GPS_PAGE_4K },
+	{ 2 * 1024 * 1024, GPS_PAGE_2M },
+};
+
+enum tt_op {
+	T_STORE, T_FENCE, T_SUB, T_UNSUB, T_COLLAPSE, T_TRACK, T_EXTRA,
+	T_RELEASE, T_CHECKED, T_NR
+};
+
+static const char *const tt_op_name[T_NR] = {
+	"stores", "fences", "subscribes", "unsubscribes", "collapses",
+	"track-toggles", "extra-allocs", "releases", "slots-checked",
+};
+
+/* Shared by every process (MAP_SHARED anonymous). */
+struct tt_shared {
+	pthread_barrier_t bar;
+	volatile int stop;
+	volatile int race;		/* this round races */
+	long ops[T_NR];
+	long anomalies;
+	long ebusy;
+	char first[8][200];		/* the first anomalies */
+	/* expected[a][block][g]: owner g's last sequence number */
+	uint32_t *expected[TT_ALLOCS];
+};
+
+static struct tt_shared *sh;
+static int tt_fd, tt_nr, tt_threads, tt_procs;
+static struct gps_alloc_args tt_a[TT_ALLOCS];
+
+struct tt_thread {
+	int g;			/* global thread index */
+	int dev;		/* device it stores from */
+	int proc;
+	int priv_fd;		/* the process's own file */
+	int toggler;		/* toggles tracking on priv_fd (and shared) */
+	uint64_t rng;
+	unsigned char *view[TT_ALLOCS][GPS_MAX_DEVICES];
+	unsigned char *touched[TT_ALLOCS];	/* blocks stored since check */
+};
+
+static uint64_t rnd(struct tt_thread *t)
+{
+	uint64_t x = t->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	t->rng = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+static uint64_t rnd_below(struct tt_thread *t, uint64_t n)
+{
+	return n ? rnd(t) % n : 0;
+}
+
+static void anomaly(const char *fmt, ...)
+{
+	long n = __atomic_fetch_add(&sh->anomalies, 1, __ATOMIC_SEQ_CST);
+	va_list ap;
+
+	if (n >= 8)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(sh->first[n], sizeof(sh->first[n]), fmt, ap);
+	va_end(ap);
+}
+
+static void op_done(int op, long n)
+{
+	__atomic_fetch_add(&sh->ops[op], n, __ATOMIC_RELAXED);
+}
+
+static uint32_t *expect_of(int a, uint64_t block)
+{
+	return &sh->expected[a][block * TT_MAX_THREADS];
+}
+
+static void do_store(struct tt_thread *t)
+{
+	int a = rnd_below(t, TT_ALLOCS), i, n = 1 + rnd_below(t, 8);
+	uint64_t blocks = tt_a[a].alloc_size / TT_BLOCK;
+	volatile uint32_t *p;
+
+	/* a run of neighbouring blocks: pages get dense, queues coalesce */
+	uint64_t b0 = rnd_below(t, blocks);
+
+	for (i = 0; i < n && b0 + i < blocks; i++) {
+		uint64_t b = b0 + i;
+		uint32_t *e = &expect_of(a, b)[t->g];
+		uint32_t seq = *e + 1;
+
+		p = (uint32_t *)(t->view[a][t->dev] + b * TT_BLOCK);
+		p[t->g] = seq;
+		*e = seq;
+		t->touched[a][b] = 1;
+		if (sh->race)
+			p[TT_RACE_SLOT] = (t->g + 1) << 24 | (seq & 0xffffff);
+	}
+	op_done(T_STORE, i);
+}
+
+static void do_advise(struct tt_thread *t, uint32_t advice, int op)
+{
+	int a = rnd_below(t, TT_ALLOCS);
+	uint64_t ps = tt_a[a].out_page_size, np = tt_a[a].alloc_size / ps;
+	uint64_t first = rnd_below(t, np), len = 1 + rnd_below(t, np - first);
+	struct gps_advise_args adv = {
+		.handle = tt_a[a].handle, .offset = first * ps,
+		.length = len * ps, .advice = advice,
+		.device = rnd_below(t, tt_nr),
+	};
+
+	if (ioctl(tt_fd, GPS_IOC_ADVISE, &adv)) {
+		if (errno == EBUSY && advice == GPS_ADVISE_UNSUBSCRIBE) {
+			__atomic_fetch_add(&sh->ebusy, 1, __ATOMIC_RELAXED);
+			return;
+		}
+		anomaly("advise %u dev %u alloc %d: errno %d", advice,
+			adv.device, a, errno);
+		return;
+	}
+	op_done(op, 1);
+}
+
+/* Tracking on the file(s) this thread toggles. */
+static void do_track(struct tt_thread *t, int *on_priv, int *on_shared)
+{
+	struct gps_track_args k = {};
+	int fd = t->priv_fd, *on = on_priv;
+
+	if (t->g == 0 && rnd_below(t, 2)) {
+		fd = tt_fd;
+		on = on_shared;
+	}
+	k.op = *on ? GPS_TRACK_STOP : GPS_TRACK_START;
+	if (ioctl(fd, GPS_IOC_TRACK, &k)) {
+		anomaly("track op %u: errno %d", k.op, errno);
+		return;
+	}
+	*on = !*on;
+	op_done(T_TRACK, 1);
+}
+
+/*
+ * An extra allocation on the process's own file: written through our
+ * view, published by our fence, checked in every replica, freed.
+ */
+static void do_extra(struct tt_thread *t)
+{
+	uint32_t ps = rnd_below(t, 2) ? GPS_PAGE_4K : GPS_PAGE_64K;
+	uint64_t size = ps * (1 + rnd_below(t, 4)), i;
+	unsigned char *got;
+	struct gps_buf b;
+	unsigned char v = 1 + rnd_below(t, 250);
+	int d, ret;
+
+	ret = gps_alloc(t->priv_fd, &b, size, GPS_MEM_GPS, 0,
+			rnd_below(t, tt_nr), ps);
+	if (ret) {
+		anomaly("extra alloc of %llu: %d", (unsigned long long)size,
+			ret);
+		return;
+	}
+	if (!gps_map(t->priv_fd, &b, t->dev)) {
+		anomaly("extra map: errno %d", errno);
+		gps_free(t->priv_fd, &b);
+		return;
+	}
+	memset(b.view[t->dev], v, size);
+	if (gps_fence(t->priv_fd, t->dev, NULL))
+		anomaly("extra fence: errno %d", errno);
+	got = malloc(size);
+	for (d = 0; got && d < tt_nr; d++) {
+		if (gps_read(t->priv_fd, &b, d, 0, got, size)) {
+			anomaly("extra read dev %d: errno %d", d, errno);
+			break;
+		}
+		for (i = 0; i < size; i++)
+			if (got[i] != v) {
+				anomaly("extra alloc: dev %d byte %llu is %u, "
+					"not %u", d, (unsigned long long)i,
+					got[i], v);
+				break;
+			}
+	}
+	free(got);
+	if (gps_free(t->priv_fd, &b))
+		anomaly("extra free: errno %d", errno);
+	op_done(T_EXTRA, 1);
+}
+
+/*
+ * After the release: our slots, loaded through every view we have; the
+ * blocks we stored to since the last check and a random 1/64 of the
+ * others (check_replicas() reads them all).
+ */
+static void check_own(struct tt_thread *t)
+{
+	long checked = 0;
+	int a, d;
+
+	for (a = 0; a < TT_ALLOCS; a++) {
+		uint64_t b, blocks = tt_a[a].alloc_size / TT_BLOCK;
+
+		for (b = 0; b < blocks; b++) {
+			uint32_t want = expect_of(a, b)[t->g];
+
+			if (!t->touched[a][b] && rnd_below(t, 64))
+				continue;
+			t->touched[a][b] = 0;
+			for (d = 0; d < tt_nr; d++) {
+				volatile uint32_t *p = (uint32_t *)
+					(t->view[a][d] + b * TT_BLOCK);
+
+				if (p[t->g] != want)
+					anomaly("proc %d thread %d: alloc %d "
+						"view %d block %llu: load %u, "
+						"last store %u", t->proc, t->g,
+						a, d, (unsigned long long)b,
+						p[t->g], want);
+				checked++;
+			}
+		}
+	}
+	op_done(T_CHECKED, checked);
+}
+
+/* After the release: every replica, through GPS_IOC_READ, all owners. */
+static void check_replicas(void)
+{
+	int a, d, g;
+
+	for (a = 0; a < TT_ALLOCS; a++) {
+		uint64_t size = tt_a[a].alloc_size, b;
+		uint32_t *got = malloc(size), *ref = malloc(size);
+		struct gps_buf buf = { .args = tt_a[a] };
+
+		for (d = 0; got && ref && d < tt_nr; d++) {
+			if (gps_read(tt_fd, &buf, d, 0, d ? got : ref, size)) {
+				anomaly("read alloc %d dev %d: errno %d", a, d,
+					errno);
+				continue;
+			}
+			for (b = 0; b < size / TT_BLOCK; b++) {
+				uint32_t *s = (d ? got : ref) + b * TT_SLOTS;
+
+				for (g = 0; g < tt_threads; g++)
+					if (s[g] != expect_of(a, b)[g])
+						anomaly("alloc %d dev %d block "
+							"%llu owner %d: %u, "
+							"last store %u", a, d,
+							(unsigned long long)b,
+							g, s[g],
+							expect_of(a, b)[g]);
+				if (d && s[TT_RACE_SLOT] !=
+				    ref[b * TT_SLOTS + TT_RACE_SLOT])
+					anomaly("alloc %d block %llu racing "
+						"slot: dev 0 %#x, dev %d %#x",
+						a, (unsigned long long)b,
+						ref[b * TT_SLOTS + TT_RACE_SLOT],
+						d, s[TT_RACE_SLOT]);
+			}
+			op_done(T_CHECKED, size / TT_BLOCK * tt_threads);
+		}
+		free(got);
+		free(ref);
+	}
+}
+
+static void *tt_thread_main(void *arg)
+{
+	struct tt_thread *t = arg;
+	int on_priv = 0, on_shared = 0;
+	struct gps_track_args k = { .op = GPS_TRACK_STOP };
+	long long end;
+	int r;
+	cpu_set_t cpus;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(t->dev % sysconf(_SC_NPROCESSORS_ONLN), &cpus);
+	sched_setaffinity(0, sizeof(cpus), &cpus);
+	for (;;) {
+		end = gps_now_ms() + TT_ROUND_MS;
+		while (gps_now_ms() < end) {
+			r = rnd_below(t, 1000);
+			if (r < 800)
+				do_store(t);
+			else if (r < 880) {
+				if (gps_fence(tt_fd, t->dev, NULL))
+					anomaly("fence %d: errno %d", t->dev,
+						errno);
+				else
+					op_done(T_FENCE, 1);
+			} else if (r < 925)
+				do_advise(t, GPS_ADVISE_SUBSCRIBE, T_SUB);
+			else if (r < 970)
+				do_advise(t, GPS_ADVISE_UNSUBSCRIBE, T_UNSUB);
+			else if (r < 975)
+				do_advise(t, GPS_ADVISE_COLLAPSE, T_COLLAPSE);
+			else if (r < 990 && t->toggler)
+				do_track(t, &on_priv, &on_shared);
+			else if (r < 997)
+				do_extra(t);
+		}
+		/* the release: everyone stops, one fences everything */
+		pthread_barrier_wait(&sh->bar);
+		if (t->g == 0) {
+			if (gps_fence(tt_fd, GPS_FENCE_ALL, NULL))
+				anomaly("fence all: errno %d", errno);
+			op_done(T_RELEASE, 1);
+		}
+		pthread_barrier_wait(&sh->bar);
+		check_own(t);
+		if (t->g == 0)
+			check_replicas();
+		pthread_barrier_wait(&sh->bar);
+		if (sh->stop)
+			break;
+		pthread_barrier_wait(&sh->bar);	/* g 0 sets stop, race */
+	}
+	if (on_priv && ioctl(t->priv_fd, GPS_IOC_TRACK, &k))
+		anomaly("final track stop: errno %d", errno);
+	if (on_shared && ioctl(tt_fd, GPS_IOC_TRACK, &k))
+		anomaly("final track stop (shared): errno %d", errno);
+	return NULL;
+}
+
+/* One process: a thread per device. */
+static int tt_process(int proc, long seed, long long deadline)
+{
+	struct tt_thread *th = calloc(tt_nr, sizeof(*th));
+	pthread_t *tid = calloc(tt_nr, sizeof(*tid));
+	int priv_fd = open(GPS_DEV, O_RDWR);
+	int a, d, i;
+
+	if (!th || !tid || priv_fd < 0)
+		return 1;
+	for (i = 0; i < tt_nr; i++) {
+		struct tt_thread *t = &th[i];
+
+		t->g = proc * tt_nr + i;
+		t->dev = i;
+		t->proc = proc;
+		t->priv_fd = priv_fd;
+		t->toggler = i == 0;
+		t->rng = (seed + 1) * 0x9E3779B97F4A7C15ULL + t->g * 104729 + 1;
+		for (a = 0; a < TT_ALLOCS; a++) {
+			t->touched[a] = calloc(tt_a[a].alloc_size / TT_BLOCK,
+					       1);
+			if (!t->touched[a])
+				return 4;
+		}
+		for (a = 0; a < TT_ALLOCS; a++)
+			for (d = 0; d < tt_nr; d++) {
+				void *p = mmap(NULL, tt_a[a].alloc_size,
+					       PROT_READ | PROT_WRITE,
+					       MAP_SHARED, tt_fd,
+					       tt_a[a].offset +
+					       d * tt_a[a].view_stride);
+
+				if (p == MAP_FAILED)
+					return 2;
+				t->view[a][d] = p;
+			}
+	}
+	for (i = 0; i < tt_nr; i++)
+		if (pthread_create(&tid[i], NULL, tt_thread_main, &th[i]))
+			return 3;
+	/* process 0's main thread paces the rounds */
+	for (i = 0; i < tt_nr; i++)
+		pthread_join(tid[i], NULL);
+	(void)deadline;
+	close(priv_fd);
+	return 0;
+}
+
+static long env_long(const char *name, long def)
+{
+	const char *s = getenv(name);
+
+	return s && *s ? strtol(s, NULL, 0) : def;
+}
+
+FIXTURE(torture) {
+	int fd;
+	int nr;
+	struct gps_usage start;
+};
+
+FIXTURE_SETUP(torture)
+{
+	self->fd = open(GPS_DEV, O_RDWR);
+	if (self->fd < 0)
+		SKIP(return, "no " GPS_DEV);
+	self->nr = gps_nr_devices(self->fd);
+	ASSERT_GT(self->nr, 0);
+	self->start = gps_usage();
+}
+
+FIXTURE_TEARDOWN(torture)
+{
+	if (self->fd >= 0)
+		EXPECT_EQ(0, close(self->fd));
+}
+
+/*
+ * Rounds of random work and releases for GPS_TORTURE_SECS: no published
+ * store lost, replicas equal after every release, no stray errno.
+ */
+TEST_F_TIMEOUT(torture, stores_fences_subscriptions_tracking, 86400)
+{
+	long secs = env_long("GPS_TORTURE_SECS", 6);
+	long seed = env_long("GPS_TORTURE_SEED", 1);
+	pthread_barrierattr_t ba;
+	pid_t pid[TT_MAX_PROCS];
+	struct gps_usage u;
+	long long t0 = gps_now_ms(), deadline = t0 + secs * 1000;
+	int a, p, status, race_rounds = 0, rounds = 0;
+	long long ms_work = 0, ms_fence = 0, ms_check = 0;
+	size_t tab;
+
+	tt_procs = env_long("GPS_TORTURE_PROCS", 2);
+	ASSERT_GT(tt_procs, 0);
+	ASSERT_LE(tt_procs, TT_MAX_PROCS);
+	tt_fd = self->fd;
+	tt_nr = self->nr;
+	tt_threads = tt_procs * tt_nr;
+	if (tt_threads > TT_MAX_THREADS)
+		SKIP(return, "%d threads: at most %d", tt_threads,
+		     TT_MAX_THREADS);
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sh);
+	memset(sh, 0, sizeof(*sh));
+	for (a = 0; a < TT_ALLOCS; a++) {
+		struct gps_buf b;
+
+		ASSERT_EQ(0, gps_alloc(tt_fd, &b, tt_geom[a].size, GPS_MEM_GPS,
+				       0, a % tt_nr, tt_geom[a].ps));
+		tt_a[a] = b.args;
+		tab = tt_a[a].alloc_size / TT_BLOCK * TT_MAX_THREADS * 4;
+		sh->expected[a] = mmap(NULL, tab, PROT_READ | PROT_WRITE,
+				       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		ASSERT_NE(MAP_FAILED, sh->expected[a]);
+	}
+	/* every thread of every process, plus this pacing one */
+	pthread_barrierattr_init(&ba);
+	pthread_barrierattr_setpshared(&ba, PTHREAD_PROCESS_SHARED);
+	ASSERT_EQ(0, pthread_barrier_init(&sh->bar, &ba, tt_threads + 1));
+
+	for (p = 0; p < tt_procs; p++) {
+		pid[p] = fork();
+		ASSERT_LE(0, pid[p]);
+		if (!pid[p])
+			_exit(tt_process(p, seed, deadline));
+	}
+	/* The pacer: each round ends in a release, then the verdict. */
+	for (;;) {
+		long long w0 = gps_now_ms(), w1, w2;
+
+		pthread_barrier_wait(&sh->bar);	/* work done */
+		w1 = gps_now_ms();
+		pthread_barrier_wait(&sh->bar);	/* released */
+		w2 = gps_now_ms();
+		rounds++;
+		race_rounds += sh->race;
+		if (gps_now_ms() >= deadline)
+			sh->stop = 1;
+		pthread_barrier_wait(&sh->bar);	/* checked */
+		ms_work += w1 - w0;
+		ms_fence += w2 - w1;
+		ms_check += gps_now_ms() - w2;
+		if (sh->stop)
+			break;
+		sh->race = rounds % 3 == 2;
+		pthread_barrier_wait(&sh->bar);
+	}
+	for (p = 0; p < tt_procs; p++) {
+		status = gps_wait_child(pid[p]);
+		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) {
+			TH_LOG("process %d: status %#x", p, status);
+		}
+	}
+
+	printf("# torture: %d processes x %d devices, %d rounds (%d racing) "
+	       "in %lld ms, seed %ld\n", tt_procs, tt_nr, rounds, race_rounds,
+	       gps_now_ms() - t0, seed);
+	printf("# ms in work %lld, release %lld, checks %lld\n", ms_work,
+	       ms_fence, ms_check);
+	printf("#");
+	for (a = 0; a < T_NR; a++)
+		printf(" %s=%ld", tt_op_name[a], sh->ops[a]);
+	printf(" unsubscribe-EBUSY=%ld\n", sh->ebusy);
+	printf("# anomalies: %ld\n", sh->anomalies);
+	for (a = 0; a < 8 && a < sh->anomalies; a++)
+		printf("#   %s\n", sh->first[a]);
+	fflush(stdout);
+	EXPECT_EQ(0, sh->anomalies);
+
+	for (a = 0; a < TT_ALLOCS; a++) {
+		struct gps_buf b = { .args = tt_a[a] };
+
+		EXPECT_EQ(0, gps_free(tt_fd, &b));
+	}
+	u = gps_usage_wait(self->start, 5000);
+	EXPECT_TRUE(gps_usage_eq(self->start, u)) {
+		TH_LOG("allocs %lld/%lld replica %lld/%lld twins %lld/%lld",
+		       u.nr_allocs, self->start.nr_allocs, u.replica_pages,
+		       self->start.replica_pages, u.twin_pages,
+		       self->start.twin_pages);
+	}
+}
+
+TEST_HARNESS_MAIN
