@@ -479,6 +479,16 @@ static void op_fence(struct fz_thread *t)
 	f.device = one_in(t, 3) ? GPS_FENCE_ALL : rnd_dev(t);
 	if (one_in(t, 16))
 		f.flags = rnd(t);
+#ifdef GPS_FENCE_MASK
+	/* a set of devices: empty, some, or some that do not exist */
+	if (one_in(t, 4)) {
+		f.flags = GPS_FENCE_MASK;
+		f.device = one_in(t, 8) ? rnd_dev(t) : 0;
+	}
+	if (f.flags & GPS_FENCE_MASK || one_in(t, 16))
+		f.device_mask = one_in(t, 8) ? rnd(t) :
+				rnd_below(t, gps_all_mask(fz.nr) + 1);
+#endif
 	rnd_reserved(t, f.reserved, sizeof(f.reserved));
 	do_ioctl(t, OP_FENCE, GPS_IOC_FENCE, &f, sizeof(f));
 }
@@ -638,8 +648,18 @@ static void op_uring(struct fz_thread *t)
 	f->device = one_in(t, 3) ? GPS_FENCE_ALL : rnd_dev(t);
 	if (one_in(t, 10))
 		f->flags = rnd(t);
+#ifdef GPS_FENCE_MASK
+	if (one_in(t, 4)) {
+		f->flags = GPS_FENCE_MASK;
+		f->device = one_in(t, 8) ? rnd_dev(t) : 0;
+	}
+	if (f->flags & GPS_FENCE_MASK || one_in(t, 10))
+		f->device_mask = one_in(t, 8) ? rnd(t) :
+				 1 + rnd_below(t, gps_all_mask(fz.nr));
+#else
 	if (one_in(t, 10))
 		f->reserved = rnd(t);
+#endif
 	fz.sq_array[idx] = idx;
 	__atomic_store_n(fz.sq_tail, tail + 1, __ATOMIC_RELEASE);
 	ret = syscall(__NR_io_uring_enter, fz.ring_fd, 1, 1,
