@@ -253,6 +253,7 @@ int gps_track(struct gps_ctx *ctx, struct gps_track_args *args);
 /* gps_link.c */
 void gps_link_charge(struct gps_dev *dev, u64 bytes);
 void gps_link_wait(struct gps_dev *dev, bool latency);
+void gps_link_reset(void);
 
 /* gps_fault.c */
 extern const struct vm_operations_struct gps_vm_ops;
@@ -287,6 +288,7 @@ int gps_thread_start(struct gps_dev *dev);
 void gps_thread_stop(struct gps_dev *dev);
 void gps_wake_all(void);
 int gps_fence(int device, struct gps_fence_stats *st);
+int gps_fence_devices(u64 mask, struct gps_fence_stats *st);
 int gps_lock_all(bool killable);
 void gps_unlock_all(void);
 void gps_drain_all_locked(struct gps_fence_stats *st);

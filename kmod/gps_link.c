@@ -14,13 +14,16 @@
  * for again, so overlap of pushes with compute is modelled too.
  *
  * The clock advances under the device's harvest_lock; every wait happens
- * after that lock is dropped.  link_bandwidth = 0 turns the model off.
+ * after that lock is dropped.  link_bandwidth = 0 stops charging (and
+ * forgets the backlog); link_latency_ns alone still delays fences that
+ * pushed something; both 0 turn the model off.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/ktime.h>
 #include <linux/math64.h>
 #include <linux/delay.h>
+#include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/kthread.h>
 #include "gps_internal.h"
@@ -43,6 +46,15 @@ void gps_link_charge(struct gps_dev *dev, u64 bytes)
 	dev->link_free_ns += div64_u64(bytes * NSEC_PER_SEC, bw) ?: 1;
 }
 
+/* A new bandwidth: forget what the old one still owed. */
+void gps_link_reset(void)
+{
+	int d;
+
+	for (d = 0; d < gps_nr_devs; d++)
+		WRITE_ONCE(gps_devs[d].link_free_ns, 0);
+}
+
 /**
  * gps_link_wait() - sleep until @dev's link has carried what it was given
  * @dev: device; no lock held
@@ -61,14 +73,11 @@ void gps_link_wait(struct gps_dev *dev, bool latency)
 		until = max(until, start) + READ_ONCE(gps_knobs.link_latency_ns);
 	while (now < until && !fatal_signal_pending(current) &&
 	       !((current->flags & PF_KTHREAD) && kthread_should_stop())) {
-		u64 left = until - now;
+		/* Killable, not interruptible: a handled signal must not spin. */
+		u64 us = div_u64(min_t(u64, until - now, 10 * NSEC_PER_MSEC),
+				 NSEC_PER_USEC);
 
-		if (left > 2 * NSEC_PER_MSEC)
-			msleep_interruptible(min_t(u64, 10,
-						   div_u64(left, NSEC_PER_MSEC) - 1));
-		else
-			usleep_range(div_u64(left, NSEC_PER_USEC) + 1,
-				     div_u64(left, NSEC_PER_USEC) + 50);
+		usleep_range_state(us + 1, us + 50, TASK_KILLABLE);
 		now = ktime_get_ns();
 	}
 	if (now > start)

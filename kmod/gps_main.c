@@ -122,16 +122,32 @@ static int gps_device_info(struct gps_device_args *args)
 	return 0;
 }
 
+/* The devices a fence request names, as a mask; 0 if it is malformed. */
+static u64 gps_fence_target(u32 device, u32 flags, u64 mask)
+{
+	u64 all = gps_nr_devs == 64 ? ~0ULL : BIT_ULL(gps_nr_devs) - 1;
+
+	if (flags & ~GPS_FENCE_FLAGS)
+		return 0;
+	if (flags & GPS_FENCE_MASK)
+		return device || (mask & ~all) ? 0 : mask;
+	if (mask)
+		return 0;
+	if (device == GPS_FENCE_ALL)
+		return all;
+	return device < gps_nr_devs ? BIT_ULL(device) : 0;
+}
+
 static int gps_do_fence(struct gps_fence_args *args)
 {
+	u64 mask = gps_fence_target(args->device, args->flags,
+				    args->device_mask);
 	struct gps_fence_stats st = {};
 	int ret;
 
-	if (args->flags)
+	if (!mask)
 		return -EINVAL;
-	if (args->device >= gps_nr_devs && args->device != GPS_FENCE_ALL)
-		return -EINVAL;
-	ret = gps_fence(args->device, &st);
+	ret = gps_fence_devices(mask, &st);
 	args->pages_harvested = st.pages_harvested;
 	args->blocks_pushed = st.blocks_pushed;
 	args->bytes_pushed = st.bytes_pushed;
@@ -296,7 +312,7 @@ static long gps_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 struct gps_async_fence {
 	struct work_struct work;
 	struct io_uring_cmd *cmd;
-	u32 device;
+	u64 mask;
 };
 
 struct gps_uring_pdu {
@@ -317,7 +333,7 @@ static void gps_async_fence_work(struct work_struct *work)
 	struct gps_uring_pdu *pdu = (struct gps_uring_pdu *)af->cmd->pdu;
 	struct gps_fence_stats st = {};
 
-	pdu->ret = gps_fence(af->device, &st);
+	pdu->ret = gps_fence_devices(af->mask, &st);
 	io_uring_cmd_complete_in_task(af->cmd, gps_uring_complete);
 	kfree(af);
 }
@@ -326,6 +342,7 @@ static int gps_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 {
 	struct gps_uring_fence in;
 	struct gps_async_fence *af;
+	u64 mask;
 
 	BUILD_BUG_ON(sizeof(struct gps_uring_pdu) > sizeof(cmd->pdu));
 	if (cmd->cmd_op != GPS_URING_CMD_FENCE)
@@ -335,16 +352,15 @@ static int gps_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 #else
 	memcpy(&in, cmd->cmd, sizeof(in));
 #endif
-	if (in.flags || in.reserved)
-		return -EINVAL;
-	if (in.device >= gps_nr_devs && in.device != GPS_FENCE_ALL)
+	mask = gps_fence_target(in.device, in.flags, in.device_mask);
+	if (!mask)
 		return -EINVAL;
 	af = kmalloc(sizeof(*af), GFP_KERNEL);
 	if (!af)
 		return -ENOMEM;
 	INIT_WORK(&af->work, gps_async_fence_work);
 	af->cmd = cmd;
-	af->device = in.device;
+	af->mask = mask;
 	queue_work(gps_wq, &af->work);
 	return -EIOCBQUEUED;
 }
@@ -383,6 +399,8 @@ static int gps_devs_init(void)
 {
 	int nid, d = 0, ret;
 
+	/* Device masks are unsigned longs (set_bit): one bit per device. */
+	BUILD_BUG_ON(BITS_PER_LONG < GPS_MAX_DEVICES);
 	gps_nr_devs = min_t(unsigned int, num_online_nodes(), GPS_MAX_DEVICES);
 	gps_devs = kcalloc(gps_nr_devs, sizeof(*gps_devs), GFP_KERNEL);
 	if (!gps_devs)

@@ -185,7 +185,9 @@ static void gps_push(struct gps_dev *dev, struct gps_qentry *e, bool early,
  * For densely written pages (at least bulk_blocks changed blocks) this
  * saves the queue's per-block work.  It sends what the source holds now,
  * so older queued entries of the same blocks lose their superseded bytes
- * when they are pushed, as in gps_push().
+ * when they are pushed, as in gps_push().  If the page was made writable
+ * again since the diff, a receiver may hold a value half old, half new
+ * until the next harvest sends the rest: allowed between releases.
  */
 void gps_push_page(struct gps_dev *dev, struct gps_replica *src,
 		   unsigned int sub, const unsigned long *mask,
@@ -221,6 +223,8 @@ void gps_push_page(struct gps_dev *dev, struct gps_replica *src,
 	kunmap_local(from);
 	spin_unlock(&gp->lock);
 
+	if (!sent)
+		return;
 	gps_link_charge(dev, bytes);
 	atomic64_add(blocks, &dev->stats.blocks_pushed);
 	atomic64_add(blocks, &dev->stats.blocks_bulk);

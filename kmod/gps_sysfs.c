@@ -3,10 +3,10 @@
  * DOC: /sys/kernel/gps
  *
  * Tunables beside read-only counters, as /sys/kernel/mm/ksm does.  A
- * store parses with kstrto*, checks the range (-EINVAL, old value kept),
- * changes the knob under gps_knob_lock and wakes the push threads.
- * Changing the queue shape drains every queue first.  Only
- * CAP_SYS_ADMIN may change knobs.  Documentation/ABI/testing/
+ * store parses with kstrto*, checks the range (-EINVAL, old value kept)
+ * and sets the knob; knobs the push threads act on wake them.  The queue
+ * shape (capacity, watermark, block size) changes under gps_knob_lock
+ * and drains every queue first.  Only CAP_SYS_ADMIN may change knobs.  Documentation/ABI/testing/
  * sysfs-kernel-gps describes each file.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -321,6 +321,7 @@ static ssize_t link_bandwidth_store(struct kobject *kobj,
 	if (val && (val < 1000 || val > 1000000000000ULL))
 		return -EINVAL;
 	WRITE_ONCE(gps_knobs.link_bandwidth, val);
+	gps_link_reset();
 	gps_wake_all();
 	return count;
 }

@@ -171,6 +171,27 @@ out:
 }
 
 /**
+ * gps_fence_devices() - fence every device of a mask
+ * @mask: devices; all of them is a system-wide release
+ * @st: statistics of the work done
+ */
+int gps_fence_devices(u64 mask, struct gps_fence_stats *st)
+{
+	u64 all = gps_nr_devs == 64 ? ~0ULL : BIT_ULL(gps_nr_devs) - 1;
+	unsigned long m = mask;
+	int d, ret;
+
+	if (mask == all)
+		return gps_fence(GPS_FENCE_ALL, st);
+	for_each_set_bit(d, &m, gps_nr_devs) {
+		ret = gps_fence(d, st);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/**
  * gps_lock_all() - take every device's harvest_lock, in device order
  * @killable: give up with -EINTR on a fatal signal
  *

@@ -56,12 +56,13 @@ static void gps_track_start(struct gps_alloc *a, struct gps_track_args *args)
 	WRITE_ONCE(a->tracking, true);
 }
 
-static u64 gps_track_keep(struct gps_alloc *a, struct gps_gpage *gp)
+static u64 gps_track_keep(struct gps_alloc *a, struct gps_gpage *gp,
+			  unsigned int policy)
 {
 	u64 want = gp->touched_r;
 	u64 keep;
 
-	if (READ_ONCE(gps_knobs.track_policy) == GPS_TRACK_POLICY_TOUCHED)
+	if (policy == GPS_TRACK_POLICY_TOUCHED)
 		want |= gp->touched_w;
 	keep = want & gp->subs;
 	if (keep)
@@ -74,6 +75,8 @@ static u64 gps_track_keep(struct gps_alloc *a, struct gps_gpage *gp)
 
 static void gps_track_stop(struct gps_alloc *a, struct gps_track_args *args)
 {
+	/* One policy for the whole stop, whatever the knob does meanwhile. */
+	unsigned int policy = READ_ONCE(gps_knobs.track_policy);
 	unsigned long g;
 	int d;
 
@@ -87,7 +90,7 @@ static void gps_track_stop(struct gps_alloc *a, struct gps_track_args *args)
 
 		if (gp->collapsed)
 			continue;
-		keep = gps_track_keep(a, gp);
+		keep = gps_track_keep(a, gp, policy);
 		for (d = 0; d < gps_nr_devs; d++) {
 			if (!(gp->subs & ~keep & BIT_ULL(d)))
 				continue;
@@ -110,7 +113,8 @@ static int gps_track_one(struct gps_alloc *a, struct gps_track_args *args)
 	if (ret)
 		return ret;
 	down_write(&a->sub_sem);
-	if (!a->dead) {
+	/* Born during this START: already tracked, already recording. */
+	if (!a->dead && !(args->op == GPS_TRACK_START && a->tracking)) {
 		if (args->op == GPS_TRACK_START)
 			gps_track_start(a, args);
 		else

@@ -111,6 +111,49 @@ TEST_F(gps, store_published_by_fence)
 	ASSERT_EQ(0, f.blocks_pushed);
 }
 
+/* GPS_FENCE_MASK publishes the stores of exactly the devices named. */
+TEST_F(gps, fence_mask_names_devices)
+{
+	struct gps_fence_args f = { .flags = GPS_FENCE_MASK };
+	uint64_t v;
+	int d;
+
+	if (self->nr < 2)
+		SKIP(return, "needs two devices");
+	for (d = 0; d < self->nr; d++)
+		((volatile uint64_t *)self->b.view[d])[d * 64] = 1000 + d;
+	f.device_mask = 1;	/* device 0 only */
+	ASSERT_EQ(0, ioctl(self->fd, GPS_IOC_FENCE, &f));
+	ASSERT_EQ(1, f.pages_harvested);
+	ASSERT_EQ(0, gps_read(self->fd, &self->b, 1, 0, &v, 8));
+	ASSERT_EQ(1000, v);
+	ASSERT_EQ(0, gps_read(self->fd, &self->b, 0, 64 * 8, &v, 8));
+	ASSERT_EQ(0, v);	/* device 1's store not published yet */
+	f.device_mask = (1ULL << self->nr) - 2;	/* all the others */
+	ASSERT_EQ(0, ioctl(self->fd, GPS_IOC_FENCE, &f));
+	ASSERT_EQ(self->nr - 1, f.pages_harvested);
+	for (d = 0; d < self->nr; d++) {
+		ASSERT_EQ(0, gps_read(self->fd, &self->b, 0, d * 64 * 8, &v, 8));
+		ASSERT_EQ(1000 + d, v);
+	}
+	/* Malformed: empty mask, devices that do not exist, mask without
+	 * the flag, a device with the flag. */
+	f.device_mask = 0;
+	ASSERT_EQ(-1, ioctl(self->fd, GPS_IOC_FENCE, &f));
+	ASSERT_EQ(EINVAL, errno);
+	f.device_mask = 1ULL << self->nr;
+	ASSERT_EQ(-1, ioctl(self->fd, GPS_IOC_FENCE, &f));
+	ASSERT_EQ(EINVAL, errno);
+	f.flags = 0;
+	f.device_mask = 1;
+	ASSERT_EQ(-1, ioctl(self->fd, GPS_IOC_FENCE, &f));
+	ASSERT_EQ(EINVAL, errno);
+	f.flags = GPS_FENCE_MASK;
+	f.device = 1;
+	ASSERT_EQ(-1, ioctl(self->fd, GPS_IOC_FENCE, &f));
+	ASSERT_EQ(EINVAL, errno);
+}
+
 /* Two devices writing different bytes of one block: both survive. */
 TEST_F(gps, disjoint_bytes_of_one_block)
 {

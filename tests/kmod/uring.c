@@ -67,7 +67,7 @@ static int prep_fence(struct io_uring *ring, int fd, uint32_t cmd_op,
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
 	struct gps_uring_fence pl = {
-		.device = device, .flags = flags, .reserved = reserved,
+		.device = device, .flags = flags, .device_mask = reserved,
 	};
 
 	if (!sqe)

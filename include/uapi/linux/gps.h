@@ -162,13 +162,20 @@ struct gps_advise_args {
 
 #define GPS_FENCE_ALL		0xffffffffU
 
+/* gps_fence_args.flags and gps_uring_fence.flags */
+#define GPS_FENCE_MASK		(1U << 0) /* the devices of @device_mask */
+#define GPS_FENCE_FLAGS		(GPS_FENCE_MASK)
+
 /**
  * struct gps_fence_args - GPS_IOC_FENCE
- * @device: (in) device whose stores are published, or GPS_FENCE_ALL
- * @flags: (in) must be zero
- * @pages_harvested: (out) dirty pages write-protected and diffed
- * @blocks_pushed: (out) queue entries pushed by this fence
+ * @device: (in) device whose stores are published, or GPS_FENCE_ALL;
+ *	zero with GPS_FENCE_MASK
+ * @flags: (in) GPS_FENCE_* flags
+ * @pages_harvested: (out) dirty 4 KiB pages write-protected and diffed
+ * @blocks_pushed: (out) blocks pushed into other replicas by this fence
  * @bytes_pushed: (out) bytes written into other replicas by this fence
+ * @device_mask: (in) with GPS_FENCE_MASK: bit d fences device d (not
+ *	empty, only existing devices); else zero
  * @reserved: must be zero
  */
 struct gps_fence_args {
@@ -177,7 +184,8 @@ struct gps_fence_args {
 	__u64 pages_harvested;
 	__u64 blocks_pushed;
 	__u64 bytes_pushed;
-	__u64 reserved[2];
+	__u64 device_mask;
+	__u64 reserved[1];
 };
 
 /**
@@ -315,14 +323,14 @@ struct gps_track_args {
 
 /**
  * struct gps_uring_fence - payload of GPS_URING_CMD_FENCE (16 bytes)
- * @device: (in) device or GPS_FENCE_ALL
- * @flags: (in) must be zero
- * @reserved: must be zero
+ * @device: (in) device or GPS_FENCE_ALL; zero with GPS_FENCE_MASK
+ * @flags: (in) GPS_FENCE_* flags
+ * @device_mask: (in) with GPS_FENCE_MASK: the devices to fence; else zero
  */
 struct gps_uring_fence {
 	__u32 device;
 	__u32 flags;
-	__u64 reserved;
+	__u64 device_mask;
 };
 
 #endif /* _UAPI_LINUX_GPS_H */
