@@ -149,6 +149,53 @@ gpsError_t gpsu_fence(int device)
 	return gpsu_errno(gpsu_ioctl(GPS_IOC_FENCE, &f));
 }
 
+/* Set once a driver refused GPS_FENCE_MASK: fence device by device. */
+static int gpsu_no_fence_mask;
+
+bool gpsu_fence_mask_ok(void)
+{
+	return !__atomic_load_n(&gpsu_no_fence_mask, __ATOMIC_RELAXED);
+}
+
+void gpsu_fence_mask_refused(void)
+{
+	__atomic_store_n(&gpsu_no_fence_mask, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Fences every device of @mask: one GPS_FENCE_MASK call, or one call per
+ * device with a driver older than the flag (it answers EINVAL to a flag,
+ * which a valid mask of existing devices never gets from a newer one).
+ */
+gpsError_t gpsu_fence_mask(uint64_t mask)
+{
+	struct gps_fence_args f;
+	gpsError_t err = gpsSuccess, e;
+	int d, ret;
+
+	if (gpsu.ndev < 64)
+		mask &= (1ULL << gpsu.ndev) - 1;
+	if (!mask)
+		return gpsSuccess;
+	if (mask & (mask - 1) && gpsu_fence_mask_ok()) {
+		memset(&f, 0, sizeof(f));
+		f.flags = GPS_FENCE_MASK;
+		f.device_mask = mask;
+		ret = gpsu_ioctl(GPS_IOC_FENCE, &f);
+		if (ret != EINVAL)
+			return gpsu_errno(ret);
+		gpsu_fence_mask_refused();
+	}
+	for (d = 0; d < gpsu.ndev; d++) {
+		if (!(mask & (1ULL << d)))
+			continue;
+		e = gpsu_fence(d);
+		if (e && !err)
+			err = e;
+	}
+	return err;
+}
+
 GPSU_API gpsError_t gpsGetDeviceCount(int *count)
 {
 	gpsError_t err;

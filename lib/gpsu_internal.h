@@ -110,6 +110,9 @@ const char *gpsu_dev_path(void);
 int gpsu_cur_device(void);
 int gpsu_ioctl(unsigned long cmd, void *arg);
 gpsError_t gpsu_fence(int device);
+gpsError_t gpsu_fence_mask(uint64_t mask);
+bool gpsu_fence_mask_ok(void);
+void gpsu_fence_mask_refused(void);
 
 /* Calls that wait for streams would wait for the caller's own kernel. */
 #define GPSU_NOT_IN_KERNEL()						\

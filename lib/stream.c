@@ -130,9 +130,10 @@ static void gpsu_stream_error(struct gpsStream *s, gpsError_t err)
 	pthread_mutex_unlock(&s->lock);
 }
 
-static void gpsu_fence_sync(struct gpsStream *s, int device)
+/* Fences the devices of @mask (0: every device) by ioctl. */
+static void gpsu_fence_sync(struct gpsStream *s, uint64_t mask)
 {
-	gpsError_t err = gpsu_fence(device);
+	gpsError_t err = mask ? gpsu_fence_mask(mask) : gpsu_fence(-1);
 
 	if (err)
 		gpsu_stream_error(s, gpsErrorLaunchFailure);
@@ -143,7 +144,8 @@ static void gpsu_stream_drain(struct gpsStream *s)
 {
 	struct io_uring_cqe *cqe;
 	unsigned int n;
-	int ret, res, dev;
+	uint64_t mask;
+	int ret, res;
 
 	pthread_mutex_lock(&s->lock);
 	n = s->inflight;
@@ -156,19 +158,25 @@ static void gpsu_stream_drain(struct gpsStream *s)
 			/* the ring broke: fence everything by ioctl */
 			gpsu_debug_fallback("io_uring wait failed", -ret);
 			s->ring_ok = false;
-			gpsu_fence_sync(s, -1);
+			gpsu_fence_sync(s, 0);
 			n = 0;
 			break;
 		}
 		res = cqe->res;
-		dev = (int)cqe->user_data;
+		mask = cqe->user_data;	/* the devices it fenced */
 		io_uring_cqe_seen(&s->ring, cqe);
 		n--;
-		if (res == -EOPNOTSUPP || res == -ENOTTY || res == -EINVAL) {
+		if (res == -EINVAL && (mask & (mask - 1))) {
+			/* a driver older than GPS_FENCE_MASK: per device */
+			gpsu_debug_fallback("mask fence refused", -res);
+			gpsu_fence_mask_refused();
+			gpsu_fence_sync(s, mask);
+		} else if (res == -EOPNOTSUPP || res == -ENOTTY ||
+			   res == -EINVAL) {
 			/* no uring_cmd in this driver: ioctl from now on */
 			gpsu_debug_fallback("uring fence refused", -res);
 			s->ring_ok = false;
-			gpsu_fence_sync(s, dev);
+			gpsu_fence_sync(s, mask);
 		} else if (res < 0) {
 			gpsu_stream_error(s, gpsErrorLaunchFailure);
 		}
@@ -178,16 +186,12 @@ static void gpsu_stream_drain(struct gpsStream *s)
 	pthread_mutex_unlock(&s->lock);
 }
 
-/* The release at the end of a kernel: asynchronous when possible. */
-static void gpsu_stream_release(struct gpsStream *s, int device)
+/* Submits one asynchronous fence of @f; false if it could not be. */
+static bool gpsu_stream_submit(struct gpsStream *s,
+			       const struct gps_uring_fence *f, uint64_t mask)
 {
-	struct gps_uring_fence f;
 	struct io_uring_sqe *sqe;
 
-	if (!s->ring_ok) {
-		gpsu_fence_sync(s, device);
-		return;
-	}
 	/* never more in flight than the completion ring holds */
 	if (s->inflight >= GPSU_RING_ENTRIES)
 		gpsu_stream_drain(s);
@@ -195,59 +199,82 @@ static void gpsu_stream_release(struct gpsStream *s, int device)
 	if (!sqe) {
 		gpsu_stream_drain(s);
 		sqe = io_uring_get_sqe(&s->ring);
-		if (!sqe) {
-			gpsu_fence_sync(s, device);
-			return;
-		}
+		if (!sqe)
+			return false;
 	}
 	memset(sqe, 0, sizeof(*sqe));
 	sqe->opcode = IORING_OP_URING_CMD;
 	sqe->fd = gpsu.fd;
 	sqe->cmd_op = GPS_URING_CMD_FENCE;
-	memset(&f, 0, sizeof(f));
-	f.device = (unsigned int)device;
 	/* the 16-byte cmd area starts at addr3 in a 64-byte SQE */
-	memcpy((char *)sqe + offsetof(struct io_uring_sqe, addr3), &f,
-	       sizeof(f));
-	sqe->user_data = (uint64_t)device;
+	memcpy((char *)sqe + offsetof(struct io_uring_sqe, addr3), f,
+	       sizeof(*f));
+	sqe->user_data = mask;
 	if (io_uring_submit(&s->ring) < 0) {
 		gpsu_debug_fallback("io_uring submit failed", errno);
 		s->ring_ok = false;
-		gpsu_fence_sync(s, device);
-		return;
+		return false;
 	}
 	pthread_mutex_lock(&s->lock);
 	s->inflight++;
 	pthread_mutex_unlock(&s->lock);
+	return true;
+}
+
+/*
+ * The release at the end of a kernel: a fence of every device of @mask,
+ * asynchronous when possible: one GPS_FENCE_MASK command for them all,
+ * or one command per device with a driver older than the flag.
+ */
+static void gpsu_stream_release(struct gpsStream *s, uint64_t mask)
+{
+	struct gps_uring_fence f;
+	int d;
+
+	if (!mask)
+		return;
+	if (!s->ring_ok) {
+		gpsu_fence_sync(s, mask);
+		return;
+	}
+	if ((mask & (mask - 1)) && gpsu_fence_mask_ok()) {
+		memset(&f, 0, sizeof(f));
+		f.flags = GPS_FENCE_MASK;
+		f.device_mask = mask;
+		if (!gpsu_stream_submit(s, &f, mask))
+			gpsu_fence_sync(s, mask);
+		return;
+	}
+	for (d = 0; d < gpsu.ndev; d++) {
+		if (!(mask & (1ULL << d)))
+			continue;
+		memset(&f, 0, sizeof(f));
+		f.device = (unsigned int)d;
+		if (!s->ring_ok || !gpsu_stream_submit(s, &f, 1ULL << d))
+			gpsu_fence_sync(s, 1ULL << d);
+	}
 }
 
 /* Host stores through GPS pointers are the home devices' stores: publish
- * them before a kernel of another device may read them. */
+ * them before a kernel of another device may read them (one fence of all
+ * those devices). */
 static void gpsu_host_release(struct gpsStream *s, int device)
 {
 	uint64_t mask = gpsu_host_mask() & ~(1ULL << device);
-	int d;
 
-	for (d = 0; mask && d < gpsu.ndev; d++)
-		if (mask & (1ULL << d))
-			gpsu_fence_sync(s, d);
+	if (mask)
+		gpsu_fence_sync(s, mask);
 }
 
 /*
  * The release that ends a kernel on @device: that device, and the home
  * devices of GPS memory, whose views untranslated pointers name (a kernel
- * storing through one publishes through the home device). All issued at
- * once, reaped before the stream's next memory operation.
+ * storing through one publishes through the home device). One fence of
+ * the whole set, reaped before the stream's next memory operation.
  */
 static void gpsu_kernel_release(struct gpsStream *s, int device)
 {
-	uint64_t mask = gpsu_host_mask() & ~(1ULL << device);
-	int d;
-
-	gpsu_stream_release(s, device);
-	for (d = 0; mask && d < gpsu.ndev; d++)
-		if (mask & (1ULL << d))
-			gpsu_stream_release(s, d);
+	gpsu_stream_release(s, gpsu_host_mask() | 1ULL << device);
 }
 
 static void gpsu_exec(struct gpsStream *s, struct gpsu_op *op)
@@ -509,12 +536,18 @@ static gpsError_t gpsu_wait_streams(int device, bool consume)
 	return err;
 }
 
+/*
+ * Waits for the streams of @device; with @fence, then fences the device
+ * and the home devices of GPS memory (host stores through GPS pointers are
+ * theirs) in one call.
+ */
 gpsError_t gpsu_sync_device(int device, bool fence)
 {
 	gpsError_t err = gpsu_wait_streams(device, fence);
 
 	if (fence) {
-		gpsError_t e = gpsu_fence(device);
+		gpsError_t e = gpsu_fence_mask(gpsu_host_mask() |
+					       1ULL << device);
 
 		if (e && !err)
 			err = gpsErrorLaunchFailure;

@@ -370,4 +370,58 @@ TEST_F(launch, fence)
 	ASSERT_EQ(before + 1, mock_fences[1]);
 }
 
+/* One kernel on device 1 with GPS memory homed on device 0, then a device
+ * synchronize: the release after the kernel and the synchronize each fence
+ * devices 0 and 1 in one GPS_FENCE_MASK call; the pre-launch fence of the
+ * home device alone is a plain one. */
+TEST_F(launch, fence_mask)
+{
+	unsigned long f0, f1, calls, masks;
+	char *g;
+
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&g, 4096, 0));
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(1));
+	f0 = mock_fences[0];
+	f1 = mock_fences[1];
+	calls = mock_fence_calls;
+	masks = mock_fence_masks;
+	ASSERT_EQ(gpsSuccess, gpsLaunchKernel(nop, gpsDim(1, 1, 1),
+				gpsDim(1, 1, 1), NULL, NULL));
+	ASSERT_EQ(gpsSuccess, gpsDeviceSynchronize());
+	ASSERT_EQ(masks + 2, mock_fence_masks);
+	ASSERT_EQ(calls + 3, mock_fence_calls);
+	ASSERT_EQ(f0 + 3, mock_fences[0]);
+	ASSERT_EQ(f1 + 2, mock_fences[1]);
+	/* without GPS memory a device synchronize fences its device only */
+	ASSERT_EQ(gpsSuccess, gpsFree(g));
+	ASSERT_EQ(gpsSuccess, gpsDeviceSynchronize());
+	ASSERT_EQ(masks + 2, mock_fence_masks);
+	ASSERT_EQ(f0 + 3, mock_fences[0]);
+	ASSERT_EQ(f1 + 3, mock_fences[1]);
+}
+
+/* A driver without GPS_FENCE_MASK (EINVAL) gets one fence per device, and
+ * the library stops asking after the first refusal. */
+TEST_F(launch, fence_mask_fallback)
+{
+	unsigned long f0, f1, calls;
+	char *g;
+
+	mock_fence_nomask = 1;
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&g, 4096, 0));
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(1));
+	f0 = mock_fences[0];
+	f1 = mock_fences[1];
+	calls = mock_fence_calls;
+	ASSERT_EQ(gpsSuccess, gpsLaunchKernel(nop, gpsDim(1, 1, 1),
+				gpsDim(1, 1, 1), NULL, NULL));
+	ASSERT_EQ(gpsSuccess, gpsDeviceSynchronize());
+	ASSERT_EQ(0, mock_fence_masks);
+	ASSERT_EQ(calls + 5, mock_fence_calls);
+	ASSERT_EQ(f0 + 3, mock_fences[0]);
+	ASSERT_EQ(f1 + 2, mock_fences[1]);
+	ASSERT_EQ(gpsSuccess, gpsFree(g));
+	mock_fence_nomask = 0;
+}
+
 TEST_HARNESS_MAIN

@@ -47,6 +47,9 @@ static pthread_mutex_t mock_lock = PTHREAD_MUTEX_INITIALIZER;
 static int mock_fd = -1;
 static unsigned long mock_fences[MOCK_NDEV + 1]; /* [MOCK_NDEV]: ALL */
 static int mock_fence_fail;			 /* fences fail: EIO */
+static int mock_fence_nomask;			 /* no GPS_FENCE_MASK: EINVAL */
+static unsigned long mock_fence_calls;		 /* GPS_IOC_FENCE calls */
+static unsigned long mock_fence_masks;		 /* ... with GPS_FENCE_MASK */
 static int mock_track;				 /* answer GPS_IOC_TRACK */
 static int mock_tracking;			 /* between START and STOP */
 static unsigned long mock_nr_allocs;		 /* live allocations */
@@ -204,13 +207,29 @@ static int mock_ioctl(int fd, unsigned long req, void *arg)
 	case GPS_IOC_FENCE: {
 		struct gps_fence_args *f = arg;
 
-		if (f->flags || (f->device >= MOCK_NDEV &&
-				 f->device != GPS_FENCE_ALL))
+		if (f->flags & GPS_FENCE_MASK) {
+			/* an older driver rejects the flag as any flag */
+			if (mock_fence_nomask || f->flags != GPS_FENCE_MASK ||
+			    f->device || !f->device_mask ||
+			    f->device_mask >> MOCK_NDEV || f->reserved[0])
+				return EINVAL;
+			if (mock_fence_fail)
+				return EIO;
+			for (i = 0; i < MOCK_NDEV; i++)
+				if (f->device_mask & (1ULL << i))
+					mock_fences[i]++;
+			mock_fence_calls++;
+			mock_fence_masks++;
+			return 0;
+		}
+		if (f->flags || f->device_mask || f->reserved[0] ||
+		    (f->device >= MOCK_NDEV && f->device != GPS_FENCE_ALL))
 			return EINVAL;
 		if (mock_fence_fail)
 			return EIO;
 		mock_fences[f->device == GPS_FENCE_ALL ? MOCK_NDEV :
 			    f->device]++;
+		mock_fence_calls++;
 		return 0;
 	}
 	case GPS_IOC_MEMSET: {
