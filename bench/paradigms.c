@@ -871,13 +871,13 @@ int main(int argc, char **argv)
 	}
 	memset(wls, 0, sizeof(wls));
 	if (!iters)
-		iters = quick ? 3 : 6;
+		iters = quick ? 3 : 5;
 	if (!rows)
-		rows = quick ? 32 : 128;
+		rows = quick ? 16 : 64;
 	if (!cols)
 		cols = 16384;		/* one 64 KiB GPS page per row */
 	if (!nv)
-		nv = quick ? 1 << 17 : 1 << 19;
+		nv = quick ? 1 << 16 : 1 << 18;
 	if (iters < 2 || rows < 3 || cols < 3 || nv < 2 || !degree ||
 	    degree > 64)
 		usage();

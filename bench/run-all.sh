@@ -1,0 +1,63 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# run-all.sh: the workload benchmarks of Documentation/benchmarks.rst, one
+# after the other, as root in the VM (busybox sh is enough):
+#
+#   1. paradigms: jacobi and pagerank in every paradigm (Fig. 8-11)
+#   2. link sweep: local:remote bandwidth ratios (Fig. 13)
+#   3. queue sweep: write-queue capacity vs coalescing (Fig. 14)
+#
+#   bench/run-all.sh [-q] [-d devices] [-- extra paradigms options]
+#
+#   -q   quick mode: small sizes, 3 iterations, two sweep points each
+#        (under 2 minutes in a 4-node TCG guest)
+#
+# Output: key=value records on stdout (tools/gps-plot reads them from a
+# saved console log).  Exit status: non-zero if any benchmark failed or
+# any result differed from the single-device run.  Every knob a sweep
+# changes is restored by paradigms itself.
+#
+# In the VM, from the host:
+#   tools/gps-vm -k 6.12 -n 4 -t 1200 -o build/bench/vm-4.log -- \
+#           build/bench/run-all.sh
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+bin=$here/paradigms
+quick=0
+devs=
+while getopts "qd:h" opt; do
+	case $opt in
+	q) quick=1 ;;
+	d) devs="-d $OPTARG" ;;
+	*) sed -n '4,/^set -u/{/^#/s/^# \{0,1\}//p}' "$0"; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+
+if [ "$quick" = 1 ]; then
+	size=-q
+	ratios=0,16
+	caps=16,512
+else
+	size=
+	ratios=0,3,8,32
+	caps=8,64,512,4096
+fi
+
+rc=0
+step() {
+	echo "# run-all: $*"
+	start=$(date +%s)
+	# shellcheck disable=SC2086
+	"$bin" $size $devs "$@" || rc=1
+	echo "# run-all: $(($(date +%s) - start)) s"
+}
+
+echo "# run-all: $(uname -r), $(ls -d /sys/devices/system/node/node[0-9]* | wc -l) node(s), quick=$quick"
+step -p memcpy,gps-auto,gps-all,um,home "$@"
+step -w jacobi,pagerank -L "$ratios" "$@"
+step -w jacobi,pagerank -Q "$caps" "$@"
+echo "# run-all: status $rc"
+exit $rc
