@@ -97,10 +97,6 @@ TEST_F(errors, reserved_fields_nonzero)
 		ad.reserved[i] = 1;
 		ASSERT_IOC_ERR(EINVAL, self->fd, GPS_IOC_ADVISE, &ad);
 
-		fe = (struct gps_fence_args){ .device = 0 };
-		fe.reserved[i] = 1;
-		ASSERT_IOC_ERR(EINVAL, self->fd, GPS_IOC_FENCE, &fe);
-
 		ms = (struct gps_memset_args){ .handle = h, .length = 8 };
 		ms.reserved[i] = 1;
 		ASSERT_IOC_ERR(EINVAL, self->fd, GPS_IOC_MEMSET, &ms);
@@ -118,6 +114,8 @@ TEST_F(errors, reserved_fields_nonzero)
 		q.reserved[i] = 1;
 		ASSERT_IOC_ERR(EINVAL, self->fd, GPS_IOC_QUERY, &q);
 	}
+	fe = (struct gps_fence_args){ .device = 0, .reserved = { 1 } };
+	ASSERT_IOC_ERR(EINVAL, self->fd, GPS_IOC_FENCE, &fe);
 	ms = (struct gps_memset_args){ .handle = h, .length = 8, .pad = 1 };
 	ASSERT_IOC_ERR(EINVAL, self->fd, GPS_IOC_MEMSET, &ms);
 	cp = (struct gps_copy_args){
@@ -244,21 +242,43 @@ TEST_F(errors, free_unknown_and_double)
 	ASSERT_EQ(gps_all_mask(self->nr), gps_subs(self->fd, &self->b, 0));
 }
 
-/* Fence of a device that does not exist, or with flags: -EINVAL. */
+/* Fence of a device that does not exist, bad flags or mask: -EINVAL. */
 TEST_F(errors, fence_bad_args)
 {
-	struct gps_fence_args f = { .device = self->nr };
+	uint64_t all = gps_all_mask(self->nr);
 	struct gps_device_args dev = { .device = self->nr };
+	struct gps_fence_args f = { .device = self->nr };
 
 	ASSERT_IOC_ERR(EINVAL, self->fd, GPS_IOC_FENCE, &f);
 	f.device = GPS_FENCE_ALL - 1;
 	ASSERT_IOC_ERR(EINVAL, self->fd, GPS_IOC_FENCE, &f);
-	f = (struct gps_fence_args){ .device = 0, .flags = 1 };
+	/* Unknown flags. */
+	f = (struct gps_fence_args){ .device = 0, .flags = 1U << 1 };
 	ASSERT_IOC_ERR(EINVAL, self->fd, GPS_IOC_FENCE, &f);
-	f = (struct gps_fence_args){ .device = GPS_FENCE_ALL, .flags = 1 << 31 };
+	f = (struct gps_fence_args){ .device = GPS_FENCE_ALL, .flags = 1U << 31 };
 	ASSERT_IOC_ERR(EINVAL, self->fd, GPS_IOC_FENCE, &f);
+	/* A mask without GPS_FENCE_MASK; an empty or too wide mask. */
+	f = (struct gps_fence_args){ .device = 0, .device_mask = 1 };
+	ASSERT_IOC_ERR(EINVAL, self->fd, GPS_IOC_FENCE, &f);
+	f = (struct gps_fence_args){ .flags = GPS_FENCE_MASK };
+	ASSERT_IOC_ERR(EINVAL, self->fd, GPS_IOC_FENCE, &f);
+	f.device_mask = all + 1;	/* the first device that is not */
+	ASSERT_IOC_ERR(EINVAL, self->fd, GPS_IOC_FENCE, &f);
+	f.device_mask = ~0ULL;
+	if (self->nr < 64)
+		ASSERT_IOC_ERR(EINVAL, self->fd, GPS_IOC_FENCE, &f);
+	/* With GPS_FENCE_MASK, @device must be zero. */
+	f = (struct gps_fence_args){
+		.device = GPS_FENCE_ALL, .flags = GPS_FENCE_MASK,
+		.device_mask = 1,
+	};
+	ASSERT_IOC_ERR(EINVAL, self->fd, GPS_IOC_FENCE, &f);
+
 	ASSERT_EQ(0, gps_fence(self->fd, GPS_FENCE_ALL, NULL));
 	ASSERT_EQ(0, gps_fence(self->fd, self->nr - 1, NULL));
+	f = (struct gps_fence_args){ .flags = GPS_FENCE_MASK,
+				     .device_mask = all };
+	ASSERT_EQ(0, ioctl(self->fd, GPS_IOC_FENCE, &f));
 	ASSERT_IOC_ERR(EINVAL, self->fd, GPS_IOC_DEVICE_INFO, &dev);
 }
 

@@ -4,8 +4,9 @@
  * /dev/gps with cmd_op GPS_URING_CMD_FENCE and a struct gps_uring_fence
  * in the SQE's command area (filled by hand: liburing 2.3 has no prep
  * helper for it) completes with res 0 once every store made before it
- * is in every replica; a bad device or non-zero flags or reserved field
- * completes with -EINVAL, an unknown cmd_op with -ENOTTY.
+ * is in every replica (of one device, all, or a GPS_FENCE_MASK of them);
+ * a bad device, unknown flags or a bad mask complete with -EINVAL, an
+ * unknown cmd_op with -ENOTTY.
  */
 #include <liburing.h>
 #include <stddef.h>
@@ -62,12 +63,12 @@ FIXTURE_TEARDOWN(uring)
 
 /* Queue one fence command (not submitted); 0 or -EBUSY if the SQ is full. */
 static int prep_fence(struct io_uring *ring, int fd, uint32_t cmd_op,
-		      uint32_t device, uint32_t flags, uint64_t reserved,
+		      uint32_t device, uint32_t flags, uint64_t device_mask,
 		      uint64_t user_data)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
 	struct gps_uring_fence pl = {
-		.device = device, .flags = flags, .device_mask = reserved,
+		.device = device, .flags = flags, .device_mask = device_mask,
 	};
 
 	if (!sqe)
@@ -83,12 +84,13 @@ static int prep_fence(struct io_uring *ring, int fd, uint32_t cmd_op,
 
 /* Submit one fence command and wait: the CQE's res (or a -errno). */
 static int uring_fence(struct io_uring *ring, int fd, uint32_t cmd_op,
-		       uint32_t device, uint32_t flags, uint64_t reserved)
+		       uint32_t device, uint32_t flags, uint64_t device_mask)
 {
 	struct io_uring_cqe *cqe;
 	int ret;
 
-	ret = prep_fence(ring, fd, cmd_op, device, flags, reserved, 0x6750);
+	ret = prep_fence(ring, fd, cmd_op, device, flags, device_mask,
+			 0x6750);
 	if (ret)
 		return ret;
 	ret = io_uring_submit(ring);
@@ -199,22 +201,45 @@ TEST_F(uring, unknown_cmd_op)
 	ASSERT_EQ(-ENOTTY, uring_fence(&self->ring, self->fd, 0, 0, 0, 0));
 }
 
-/* Non-zero flags or reserved field: -EINVAL. */
-TEST_F(uring, flags_and_reserved_nonzero)
+/* Unknown flags, a mask without GPS_FENCE_MASK, bad masks: -EINVAL. */
+TEST_F(uring, bad_flags_and_masks)
 {
-	ASSERT_EQ(-EINVAL, uring_fence(&self->ring, self->fd,
-				       GPS_URING_CMD_FENCE, 0, 1, 0));
-	ASSERT_EQ(-EINVAL, uring_fence(&self->ring, self->fd,
-				       GPS_URING_CMD_FENCE, GPS_FENCE_ALL,
-				       1U << 31, 0));
-	ASSERT_EQ(-EINVAL, uring_fence(&self->ring, self->fd,
-				       GPS_URING_CMD_FENCE, 0, 0, 1));
-	ASSERT_EQ(-EINVAL, uring_fence(&self->ring, self->fd,
-				       GPS_URING_CMD_FENCE, 0, 0,
-				       1ULL << 63));
+	uint64_t all = gps_all_mask(self->nr);
+	struct io_uring *r = &self->ring;
+	int fd = self->fd;
+
+	ASSERT_EQ(-EINVAL, uring_fence(r, fd, GPS_URING_CMD_FENCE, 0,
+				       1U << 1, 0));
+	ASSERT_EQ(-EINVAL, uring_fence(r, fd, GPS_URING_CMD_FENCE,
+				       GPS_FENCE_ALL, 1U << 31, 0));
+	ASSERT_EQ(-EINVAL, uring_fence(r, fd, GPS_URING_CMD_FENCE, 0, 0, 1));
+	ASSERT_EQ(-EINVAL, uring_fence(r, fd, GPS_URING_CMD_FENCE, 0,
+				       GPS_FENCE_MASK, 0));
+	ASSERT_EQ(-EINVAL, uring_fence(r, fd, GPS_URING_CMD_FENCE, 0,
+				       GPS_FENCE_MASK, all + 1));
+	ASSERT_EQ(-EINVAL, uring_fence(r, fd, GPS_URING_CMD_FENCE, 1,
+				       GPS_FENCE_MASK, 1));
 	/* The ring still works. */
+	ASSERT_EQ(0, uring_fence(r, fd, GPS_URING_CMD_FENCE, 0, 0, 0));
+}
+
+/* GPS_FENCE_MASK of the first and last device: both publish. */
+TEST_F(uring, fence_mask_publishes_named_devices)
+{
+	int last = self->nr - 1, d;
+	uint64_t mask = 1ULL | 1ULL << last;
+	uint32_t v;
+
+	((volatile uint32_t *)self->b.view[0])[200] = 0xaaaa;
+	((volatile uint32_t *)self->b.view[last])[201] = 0xbbbb;
 	ASSERT_EQ(0, uring_fence(&self->ring, self->fd, GPS_URING_CMD_FENCE,
-				 0, 0, 0));
+				 0, GPS_FENCE_MASK, mask));
+	for (d = 0; d < self->nr; d++) {
+		ASSERT_EQ(0, gps_read(self->fd, &self->b, d, 800, &v, 4));
+		ASSERT_EQ(0xaaaa, v);
+		ASSERT_EQ(0, gps_read(self->fd, &self->b, d, 804, &v, 4));
+		ASSERT_EQ(0xbbbb, v);
+	}
 }
 
 TEST_HARNESS_MAIN
