@@ -55,7 +55,9 @@ step() {
 	echo "# run-all: $(($(date +%s) - start)) s"
 }
 
-echo "# run-all: $(uname -r), $(ls -d /sys/devices/system/node/node[0-9]* | wc -l) node(s), quick=$quick"
+nodes=0
+for _ in /sys/devices/system/node/node[0-9]*; do nodes=$((nodes + 1)); done
+echo "# run-all: $(uname -r), $nodes node(s), quick=$quick"
 step -p memcpy,gps-auto,gps-all,um,home "$@"
 step -w jacobi,pagerank -L "$ratios" "$@"
 step -w jacobi,pagerank -Q "$caps" "$@"
