@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 #define GPSU_VERSION_MAJOR	0
-#define GPSU_VERSION_MINOR	1
+#define GPSU_VERSION_MINOR	2
 
 /* Helpers defined in this header are marked with this macro. */
 #ifndef GPSU_INLINE
@@ -312,28 +312,48 @@ gpsError_t gpsBarrierDestroy(gpsBarrier_t barrier);
 gpsError_t gpsBarrierWait(gpsBarrier_t barrier);
 
 /*
+ * Prepares [ptr, ptr + size) for system-scope operations. On GPS memory
+ * the first call collapses each GPS page of the range to a single copy
+ * (the one the caller's device sees: gpsMemAdviseGPSCollapse) and makes
+ * it conventional; later calls find the pages in a per-allocation cache
+ * and return at once. Any other memory needs nothing. A subscribe of the
+ * range (advice, prefetch) replicates the pages again and clears their
+ * cache bits. The gpsAtomic*System helpers call it; call it before your
+ * own atomics or synchronization flags on GPS memory.
+ */
+gpsError_t gpsMemSystemScope(const void *ptr, size_t size);
+
+/*
  * System-scope atomics: sequentially consistent, visible to every device
- * at once. They must target conventional memory (gpsMalloc, gpsMallocHost,
- * gpsMallocManaged): GPS pages are replicated and publish lazily.
+ * at once. On conventional, host or managed memory they are plain
+ * atomics (after a cache check); on GPS memory the page is collapsed to
+ * one copy first (gpsMemSystemScope), as the paper's section 5.3 does on
+ * a system-scope store, so that every device's atomics meet there.
+ * Synchronization variables still belong in conventional memory
+ * (gpsMalloc): a collapsed GPS page is no longer replicated.
  */
 GPSU_INLINE int gpsAtomicAddSystem(int *p, int v)
 {
+	gpsMemSystemScope(p, sizeof(*p));
 	return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
 }
 
 GPSU_INLINE unsigned long long
 gpsAtomicAddSystemU64(unsigned long long *p, unsigned long long v)
 {
+	gpsMemSystemScope(p, sizeof(*p));
 	return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
 }
 
 GPSU_INLINE int gpsAtomicExchSystem(int *p, int v)
 {
+	gpsMemSystemScope(p, sizeof(*p));
 	return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
 }
 
 GPSU_INLINE int gpsAtomicCASSystem(int *p, int expected, int desired)
 {
+	gpsMemSystemScope(p, sizeof(*p));
 	__atomic_compare_exchange_n(p, &expected, desired, 0,
 				    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 	return expected;
@@ -341,11 +361,13 @@ GPSU_INLINE int gpsAtomicCASSystem(int *p, int expected, int desired)
 
 GPSU_INLINE int gpsAtomicLoadSystem(const int *p)
 {
+	gpsMemSystemScope(p, sizeof(*p));
 	return __atomic_load_n(p, __ATOMIC_SEQ_CST);
 }
 
 GPSU_INLINE void gpsAtomicStoreSystem(int *p, int v)
 {
+	gpsMemSystemScope(p, sizeof(*p));
 	__atomic_store_n(p, v, __ATOMIC_SEQ_CST);
 }
 

@@ -48,6 +48,10 @@ struct gpsu_alloc {
 	int nviews;		/* number of mapped views */
 	char *base;		/* the pointer handed out */
 	char *views[GPS_MAX_DEVICES];
+	/* GPS: bit g set once GPS page g was collapsed for system scope
+	 * (allocated at the first one, installed with a CAS, bits set and
+	 * cleared atomically; a subscribe clears the bits of its range) */
+	uint64_t *sys_pages;
 };
 
 struct gpsu_device {
@@ -71,7 +75,7 @@ struct gpsu_ctx {
 	struct gpsu_range *ranges;	/* sorted by start */
 	size_t nranges, cap_ranges;
 	uint64_t host_mask;	/* homes of live GPS allocations */
-	uint64_t alloc_gen;	/* bumped when an allocation goes away */
+	uint64_t alloc_gen;	/* bumped when an allocation comes or goes */
 
 	pthread_mutex_t stream_lock;	/* stream and event lists, refs,
 					 * default_stream[] */
@@ -95,6 +99,11 @@ struct gpsu_tls {
 	uint64_t cache_gen;
 	uintptr_t cache_start, cache_end;
 	struct gpsu_alloc *cache_a;
+	/* gpsMemSystemScope cache: [sys_start, sys_end) is one GPS view
+	 * (sys_a) or memory that needs nothing (sys_a NULL) */
+	uint64_t sys_gen;
+	uintptr_t sys_start, sys_end;
+	struct gpsu_alloc *sys_a;
 };
 
 extern struct gpsu_ctx gpsu;
@@ -133,6 +142,17 @@ gpsError_t gpsu_do_prefetch(const void *p, size_t n, int device);
 gpsError_t gpsu_check_prefetch(const void *p, size_t n, int device);
 void *gpsu_translate(const void *p, int device);
 uint64_t gpsu_host_mask(void);
+
+/* link.c */
+struct gpsu_link {
+	uint64_t bandwidth;	/* bytes/s, 0 = unlimited */
+	uint64_t latency_ns;
+};
+void gpsu_link_read(struct gpsu_link *l);
+uint64_t gpsu_link_now(void);
+uint64_t gpsu_link_charge(const struct gpsu_link *l, int device,
+			  uint64_t bytes, uint64_t now);
+void gpsu_link_wait(uint64_t until);
 
 /* launch.c */
 struct gpsu_launch {

@@ -20,6 +20,7 @@
 #include "gpsu_internal.h"
 
 #define GPSU_COPY_CHUNK	(64UL << 20)	/* bytes per READ/WRITE ioctl */
+#define GPSU_BOUNCE_CHUNK (1UL << 20)	/* device-to-device bounce buffer */
 
 static size_t gpsu_sys_page(void)
 {
@@ -111,6 +112,8 @@ static gpsError_t gpsu_register(struct gpsu_alloc *a)
 	} else if (gpsu_range_add((uintptr_t)a->base, a->map_size, a, -1)) {
 		goto err_nomem;
 	}
+	/* caches of "not an allocation" (gpsMemSystemScope) are stale now */
+	__atomic_add_fetch(&gpsu.alloc_gen, 1, __ATOMIC_RELEASE);
 	pthread_rwlock_unlock(&gpsu.alloc_lock);
 	return gpsSuccess;
 
@@ -404,6 +407,7 @@ static gpsError_t gpsu_free(void *ptr, bool host_only)
 	} else {
 		munmap(a->base, a->map_size);
 	}
+	free(a->sys_pages);
 	free(a);
 	return err;
 }
@@ -510,17 +514,44 @@ static int gpsu_rw(unsigned long cmd, struct gpsu_alloc *a, size_t off,
 	return 0;
 }
 
-/* Performs a checked copy; GPS reads use @device's view. */
+/*
+ * The device whose memory [@a, view @view] is, for the link model:
+ * conventional memory its home's, GPS memory the view's device's (the
+ * pointer gpsMallocGPS returns names the home device); -1 for host and
+ * managed memory.
+ */
+static int gpsu_mem_device(const struct gpsu_alloc *a, int view)
+{
+	if (a && a->kind == GPSU_KIND_CONV)
+		return a->home;
+	if (a && a->kind == GPSU_KIND_GPS)
+		return view;
+	return -1;
+}
+
+/*
+ * Performs a checked copy; GPS reads use @device's view. A copy between
+ * the memory of two devices pays the link model (link.c): charged to the
+ * source device, slept for after the copy, no lock held.
+ */
 gpsError_t gpsu_do_memcpy(void *dst, const void *src, size_t n, int device)
 {
 	struct gpsu_alloc *da, *sa;
+	struct gpsu_link link;
 	size_t doff = 0, soff = 0;
-	int dd, sd, ret = 0;
+	uint64_t until = 0;
+	int dd = -1, sd = -1, ret = 0, from, to;
 
 	if (!n)
 		return gpsSuccess;
 	da = gpsu_lookup(dst, &dd, &doff);
 	sa = gpsu_lookup(src, &sd, &soff);
+	from = gpsu_mem_device(sa, sd);
+	to = gpsu_mem_device(da, dd);
+	if (from >= 0 && to >= 0 && from != to) {
+		gpsu_link_read(&link);
+		until = gpsu_link_charge(&link, from, n, 0);
+	}
 	if (!gpsu_is_driver(da))
 		da = NULL;
 	if (!gpsu_is_driver(sa))
@@ -528,8 +559,10 @@ gpsError_t gpsu_do_memcpy(void *dst, const void *src, size_t n, int device)
 	if (sa && sa->kind == GPSU_KIND_CONV)
 		device = sa->home;
 	if (da && sa) {
-		/* bounce: the driver copies from plain user memory only */
-		size_t chunk = n < GPSU_COPY_CHUNK ? n : GPSU_COPY_CHUNK;
+		/* bounce: the driver copies from plain user memory only;
+		 * a small buffer used again stays in the cache and faults
+		 * in once */
+		size_t chunk = n < GPSU_BOUNCE_CHUNK ? n : GPSU_BOUNCE_CHUNK;
 		char *bounce = malloc(chunk);
 		size_t done;
 
@@ -552,6 +585,8 @@ gpsError_t gpsu_do_memcpy(void *dst, const void *src, size_t n, int device)
 	} else {
 		memmove(dst, src, n);
 	}
+	if (!ret)
+		gpsu_link_wait(until);
 	return gpsu_errno(ret);
 }
 
@@ -628,6 +663,45 @@ GPSU_API gpsError_t gpsMemset(void *ptr, int value, size_t count)
 
 /* ---- advice, prefetch, subscribers -------------------------------- */
 
+/* The system-scope bitmap of @a, allocated at first use (NULL: no memory). */
+static uint64_t *gpsu_sys_bits(struct gpsu_alloc *a, bool alloc)
+{
+	uint64_t *bits = __atomic_load_n(&a->sys_pages, __ATOMIC_ACQUIRE);
+	uint64_t *expected = NULL;
+	size_t words = (a->map_size / a->page_size + 63) / 64;
+
+	if (bits || !alloc)
+		return bits;
+	bits = calloc(words, sizeof(*bits));
+	if (!bits)
+		return NULL;
+	if (!__atomic_compare_exchange_n(&a->sys_pages, &expected, bits, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		free(bits);	/* another thread installed one first */
+		bits = expected;
+	}
+	return bits;
+}
+
+/* Sets or clears the system-scope bits of GPS pages [first, last). */
+static void gpsu_sys_mark(struct gpsu_alloc *a, size_t first, size_t last,
+			  bool set)
+{
+	uint64_t *bits = gpsu_sys_bits(a, set);
+	size_t g;
+
+	if (!bits)
+		return;		/* nothing marked yet: nothing to clear */
+	for (g = first; g < last; g++) {
+		if (set)
+			__atomic_fetch_or(&bits[g / 64], 1ULL << (g % 64),
+					  __ATOMIC_RELEASE);
+		else
+			__atomic_fetch_and(&bits[g / 64], ~(1ULL << (g % 64)),
+					   __ATOMIC_RELEASE);
+	}
+}
+
 static gpsError_t gpsu_gps_advise(struct gpsu_alloc *a, size_t off, size_t n,
 				  unsigned int advice, int device)
 {
@@ -647,6 +721,11 @@ static gpsError_t gpsu_gps_advise(struct gpsu_alloc *a, size_t off, size_t n,
 	args.advice = advice;
 	args.device = device;
 	ret = gpsu_ioctl(GPS_IOC_ADVISE, &args);
+	/* a subscribe may replicate collapsed pages again */
+	if (advice == GPS_ADVISE_SUBSCRIBE)
+		gpsu_sys_mark(a, start / ps, end / ps, false);
+	else if (advice == GPS_ADVISE_COLLAPSE && !ret)
+		gpsu_sys_mark(a, start / ps, end / ps, true);
 	return gpsu_errno(ret);
 }
 
@@ -770,6 +849,95 @@ GPSU_API gpsError_t gpsMemAdvise(const void *ptr, size_t count,
 	return gpsu_ret(err);
 }
 
+/* ---- system scope --------------------------------------------------- */
+
+/* True if every GPS page of [first, last] is marked collapsed. */
+static bool gpsu_sys_done(struct gpsu_alloc *a, size_t first, size_t last)
+{
+	uint64_t *bits = __atomic_load_n(&a->sys_pages, __ATOMIC_ACQUIRE);
+	size_t g;
+
+	if (!bits)
+		return false;
+	for (g = first; g <= last; g++)
+		if (!(__atomic_load_n(&bits[g / 64], __ATOMIC_ACQUIRE) &
+		      (1ULL << (g % 64))))
+			return false;
+	return true;
+}
+
+/*
+ * Fills the calling thread's cache with what holds @u: one view of a GPS
+ * allocation, or an allocation or gap between allocations that needs
+ * nothing. Returns the GPS allocation or NULL.
+ */
+static struct gpsu_alloc *gpsu_sys_lookup(uintptr_t u, uint64_t gen)
+{
+	struct gpsu_tls *t = &gpsu_tls;
+	struct gpsu_alloc *a = NULL;
+	long i;
+
+	pthread_rwlock_rdlock(&gpsu.alloc_lock);
+	i = gpsu_range_find(u);
+	if (i >= 0 && u < gpsu.ranges[i].end) {
+		t->sys_start = gpsu.ranges[i].start;
+		t->sys_end = gpsu.ranges[i].end;
+		if (gpsu.ranges[i].a->kind == GPSU_KIND_GPS)
+			a = gpsu.ranges[i].a;
+	} else {
+		t->sys_start = i >= 0 ? gpsu.ranges[i].end : 0;
+		t->sys_end = (size_t)(i + 1) < gpsu.nranges ?
+			     gpsu.ranges[i + 1].start : UINTPTR_MAX;
+	}
+	pthread_rwlock_unlock(&gpsu.alloc_lock);
+	t->sys_a = a;
+	t->sys_gen = gen;
+	return a;
+}
+
+/*
+ * System scope on GPS memory (the paper's 5.3): the first system-scope
+ * operation on a GPS page collapses the page to a single copy, the one
+ * the caller's device sees, and makes it conventional, so that every
+ * device's atomics act on that copy. Pages already collapsed by this
+ * process cost a cache check; other memory costs nothing more.
+ */
+GPSU_API gpsError_t gpsMemSystemScope(const void *ptr, size_t size)
+{
+	struct gpsu_tls *t = &gpsu_tls;
+	uintptr_t u = (uintptr_t)ptr;
+	struct gpsu_alloc *a;
+	size_t off, first, last, ps;
+	uint64_t gen;
+	gpsError_t err;
+
+	if (!ptr || !size || u + size < u)
+		return gpsu_ret(gpsErrorInvalidValue);
+	/* no context yet: no GPS memory either */
+	if (__atomic_load_n(&gpsu.fd, __ATOMIC_RELAXED) < 0)
+		return gpsSuccess;
+	gen = __atomic_load_n(&gpsu.alloc_gen, __ATOMIC_ACQUIRE);
+	if (t->sys_gen == gen && u >= t->sys_start && u < t->sys_end)
+		a = t->sys_a;
+	else
+		a = gpsu_sys_lookup(u, gen);
+	if (!a)
+		return gpsSuccess;
+	off = u - t->sys_start;
+	if (off > a->size || size > a->size - off)
+		return gpsu_ret(gpsErrorInvalidValue);
+	ps = a->page_size;
+	first = off / ps;
+	last = (off + size - 1) / ps;
+	if (gpsu_sys_done(a, first, last))
+		return gpsSuccess;
+	/* concurrent first uses each collapse: the driver keeps the copy
+	 * that is already single, so the later calls change nothing */
+	err = gpsu_gps_advise(a, first * ps, (last - first + 1) * ps,
+			      GPS_ADVISE_COLLAPSE, gpsu_cur_device());
+	return gpsu_ret(err);
+}
+
 gpsError_t gpsu_check_prefetch(const void *p, size_t n, int device)
 {
 	struct gpsu_alloc *a;
@@ -789,15 +957,32 @@ gpsError_t gpsu_check_prefetch(const void *p, size_t n, int device)
 	return gpsSuccess;
 }
 
-/* GPS: subscribe @device. Host, managed: move the present pages. */
+/* The device of NUMA node @node, or -1. */
+static int gpsu_node_device(int node)
+{
+	int d;
+
+	for (d = 0; d < gpsu.ndev; d++)
+		if (gpsu.dev[d].node == node)
+			return d;
+	return -1;
+}
+
+/*
+ * GPS: subscribe @device. Host, managed: move the present pages; the
+ * pages that leave another device's node pay that device's link (the
+ * link model, as device-to-device copies).
+ */
 gpsError_t gpsu_do_prefetch(const void *p, size_t n, int device)
 {
 	size_t ps = gpsu_sys_page(), off, i, cnt;
+	uint64_t moved[GPS_MAX_DEVICES] = { 0 }, t0, until, last = 0;
+	struct gpsu_link link;
 	uintptr_t start, end;
 	struct gpsu_alloc *a;
 	void *pages[512];
 	int nodes[512], status[512];
-	int d;
+	int d, from, target;
 
 	a = gpsu_lookup(p, &d, &off);
 	if (!a)
@@ -807,6 +992,8 @@ gpsError_t gpsu_do_prefetch(const void *p, size_t n, int device)
 				       device);
 	if (a->kind == GPSU_KIND_CONV)
 		return gpsErrorNotSupported;
+	target = gpsu.dev[device].node;
+	t0 = gpsu_link_now();
 	start = (uintptr_t)p & ~(ps - 1);
 	end = ((uintptr_t)p + n + ps - 1) & ~(ps - 1);
 	while (start < end) {
@@ -815,7 +1002,17 @@ gpsError_t gpsu_do_prefetch(const void *p, size_t n, int device)
 			cnt = 512;
 		for (i = 0; i < cnt; i++) {
 			pages[i] = (void *)(start + i * ps);
-			nodes[i] = gpsu.dev[device].node;
+			nodes[i] = target;
+		}
+		/* where they are now: the link model charges what moves */
+		if (move_pages(0, cnt, pages, NULL, status, 0) == 0) {
+			for (i = 0; i < cnt; i++) {
+				if (status[i] < 0 || status[i] == target)
+					continue;
+				from = gpsu_node_device(status[i]);
+				if (from >= 0)
+					moved[from] += ps;
+			}
 		}
 		/* pages never touched report -ENOENT and stay untouched */
 		if (move_pages(0, cnt, pages, nodes, status, MPOL_MF_MOVE) <
@@ -823,6 +1020,13 @@ gpsError_t gpsu_do_prefetch(const void *p, size_t n, int device)
 			return gpsu_errno(errno);
 		start += cnt * ps;
 	}
+	gpsu_link_read(&link);
+	for (d = 0; d < gpsu.ndev; d++) {
+		until = gpsu_link_charge(&link, d, moved[d], t0);
+		if (until > last)
+			last = until;
+	}
+	gpsu_link_wait(last);
 	return gpsSuccess;
 }
 

@@ -5,6 +5,9 @@
  * gpsDevicePtr, copy directions and ranges, memset, advice and
  * subscriptions, tracking's not-supported answer, frees.
  */
+#include <stdio.h>
+#include <time.h>
+
 #include "kselftest_harness.h"
 #include "gpsu.h"
 #include "t_mock.h"
@@ -297,6 +300,141 @@ TEST_F(mem, tracking)
 	ASSERT_EQ(gpsErrorInvalidValue, gpsTrackingStart());
 	ASSERT_EQ(gpsSuccess, gpsTrackingStop());
 	ASSERT_EQ(0, mock_tracking);
+}
+
+/* System-scope atomics collapse a GPS page once, on the caller's device;
+ * a subscribe forgets it; other memory is never collapsed. */
+TEST_F(mem, system_scope)
+{
+	unsigned long long m[2];
+	int *g, *c, *h, local = 0;
+	size_t np;
+
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&g, 2 * PAGE, 0));
+	ASSERT_EQ(gpsSuccess, gpsMalloc((void **)&c, 64));
+	ASSERT_EQ(gpsSuccess, gpsMallocHost((void **)&h, 64));
+	ASSERT_EQ(gpsSuccess, gpsMemset(g, 0, 2 * PAGE));
+	ASSERT_EQ(0, mock_collapses);
+	/* conventional, host and unregistered memory: nothing to do */
+	ASSERT_EQ(0, gpsAtomicAddSystem(c, 1));
+	ASSERT_EQ(0, gpsAtomicAddSystem(h, 1));
+	ASSERT_EQ(0, gpsAtomicAddSystem(&local, 1));
+	ASSERT_EQ(0, mock_collapses);
+	/* first use on the second page of g, from device 1 */
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(1));
+	ASSERT_EQ(0, gpsAtomicAddSystem(g + PAGE / sizeof(int), 5));
+	ASSERT_EQ(1, mock_collapses);
+	ASSERT_EQ(5, gpsAtomicLoadSystem(g + PAGE / sizeof(int) + 0));
+	ASSERT_EQ(5, gpsAtomicExchSystem(g + PAGE / sizeof(int), 7));
+	ASSERT_EQ(7, gpsAtomicCASSystem(g + PAGE / sizeof(int) + 0, 7, 8));
+	ASSERT_EQ(1, mock_collapses);
+	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(g, 2 * PAGE, m, 2, &np));
+	ASSERT_EQ(3, m[0]);		/* untouched page: still replicated */
+	ASSERT_EQ(2, m[1]);		/* device 1's copy only */
+	/* another thread's cache, another view: no second collapse */
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(8, gpsAtomicLoadSystem(
+		(int *)gpsDevicePtr(g) + PAGE / sizeof(int)));
+	ASSERT_EQ(1, mock_collapses);
+	/* a subscribe replicates it again: the next atomic collapses */
+	ASSERT_EQ(gpsSuccess, gpsMemAdvise(g, 2 * PAGE,
+					   gpsMemAdviseGPSSubscribe, 0));
+	gpsAtomicStoreSystem(g + PAGE / sizeof(int), 9);
+	ASSERT_EQ(2, mock_collapses);
+	/* explicit collapse advice fills the cache too */
+	ASSERT_EQ(gpsSuccess, gpsMemAdvise(g, 4, gpsMemAdviseGPSCollapse, 0));
+	ASSERT_EQ(3, mock_collapses);
+	ASSERT_EQ(0ULL, gpsAtomicAddSystemU64((unsigned long long *)g, 1));
+	ASSERT_EQ(3, mock_collapses);
+	/* checks */
+	ASSERT_EQ(gpsErrorInvalidValue, gpsMemSystemScope(NULL, 4));
+	ASSERT_EQ(gpsErrorInvalidValue, gpsMemSystemScope(g, 0));
+	ASSERT_EQ(gpsErrorInvalidValue, gpsMemSystemScope(g, 2 * PAGE + 1));
+	ASSERT_EQ(gpsSuccess, gpsMemSystemScope(&local, sizeof(local)));
+	/* a new allocation where the cache said "nothing": seen */
+	ASSERT_EQ(gpsSuccess, gpsFree(g));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&g, PAGE, 0));
+	ASSERT_EQ(0, gpsAtomicAddSystem(g, 1));
+	ASSERT_EQ(4, mock_collapses);
+	ASSERT_EQ(gpsSuccess, gpsFree(g));
+	ASSERT_EQ(gpsSuccess, gpsFree(c));
+	ASSERT_EQ(gpsSuccess, gpsFreeHost(h));
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void put_knob(const char *dir, const char *name, const char *v)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (f) {
+		fputs(v, f);
+		fclose(f);
+	}
+}
+
+/* The link model ($GPSU_SYSFS: a fake knob directory): a copy between
+ * two devices' memory takes bytes / bandwidth + latency; a copy within
+ * one device, or from the host, takes no link. The latency is large so
+ * that a loaded host cannot blur the two. */
+TEST_F(mem, link_model)
+{
+	char dir[] = "/tmp/gpsu-link-XXXXXX", *c0, *c1, *g, host[64];
+	char path[300];
+	double t0, dt;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	setenv("GPSU_SYSFS", dir, 1);
+	put_knob(dir, "link_bandwidth", "1000000\n");	/* 1 MB/s */
+	put_knob(dir, "link_latency_ns", "500000000\n");	/* 0.5 s */
+	ASSERT_EQ(gpsSuccess, gpsMalloc((void **)&c0, 100000));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&g, 100000, 0));
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(1));
+	ASSERT_EQ(gpsSuccess, gpsMalloc((void **)&c1, 100000));
+	/* 100 kB at 1 MB/s + 0.5 s: 0.6 s */
+	t0 = mono_s();
+	ASSERT_EQ(gpsSuccess, gpsMemcpy(c1, c0, 100000,
+					gpsMemcpyDeviceToDevice));
+	dt = mono_s() - t0;
+	ASSERT_LE(0.6, dt);
+	ASSERT_GT(3.0, dt);
+	/* GPS memory is its view's device's: device 0 -> device 1 */
+	t0 = mono_s();
+	ASSERT_EQ(gpsSuccess, gpsMemcpyAsync(c1, g, 50000,
+					     gpsMemcpyDefault, NULL));
+	ASSERT_EQ(gpsSuccess, gpsStreamSynchronize(NULL));
+	ASSERT_LE(0.55, mono_s() - t0);
+	/* not across devices: no wait */
+	t0 = mono_s();
+	ASSERT_EQ(gpsSuccess, gpsMemcpy(c0, g, 100000, gpsMemcpyDefault));
+	ASSERT_EQ(gpsSuccess, gpsMemcpy(c1, host, sizeof(host),
+					gpsMemcpyHostToDevice));
+	ASSERT_GT(0.3, mono_s() - t0);
+	/* bandwidth 0 and latency 0: the model is off */
+	put_knob(dir, "link_bandwidth", "0\n");
+	put_knob(dir, "link_latency_ns", "0\n");
+	t0 = mono_s();
+	ASSERT_EQ(gpsSuccess, gpsMemcpy(c1, c0, 100000,
+					gpsMemcpyDeviceToDevice));
+	ASSERT_GT(0.3, mono_s() - t0);
+	unsetenv("GPSU_SYSFS");
+	ASSERT_EQ(gpsSuccess, gpsFree(c0));
+	ASSERT_EQ(gpsSuccess, gpsFree(c1));
+	ASSERT_EQ(gpsSuccess, gpsFree(g));
+	snprintf(path, sizeof(path), "%s/link_bandwidth", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/link_latency_ns", dir);
+	unlink(path);
+	rmdir(dir);
 }
 
 TEST_HARNESS_MAIN

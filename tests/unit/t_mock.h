@@ -53,6 +53,7 @@ static unsigned long mock_fence_masks;		 /* ... with GPS_FENCE_MASK */
 static int mock_track;				 /* answer GPS_IOC_TRACK */
 static int mock_tracking;			 /* between START and STOP */
 static unsigned long mock_nr_allocs;		 /* live allocations */
+static unsigned long mock_collapses;		 /* GPS_ADVISE_COLLAPSE calls */
 
 static void mock_setup(void)
 {
@@ -183,10 +184,27 @@ static int mock_ioctl(int fd, unsigned long req, void *arg)
 		    ad->offset % a->page_size || ad->length % a->page_size ||
 		    ad->device >= MOCK_NDEV ||
 		    (ad->advice != GPS_ADVISE_SUBSCRIBE &&
-		     ad->advice != GPS_ADVISE_UNSUBSCRIBE))
+		     ad->advice != GPS_ADVISE_UNSUBSCRIBE &&
+		     ad->advice != GPS_ADVISE_COLLAPSE))
 			return EINVAL;
 		first = ad->offset / a->page_size;
 		last = (ad->offset + ad->length) / a->page_size;
+		if (ad->advice == GPS_ADVISE_COLLAPSE) {
+			/* keep the copy the device sees: its own, or the
+			 * lowest subscriber's */
+			mock_collapses++;
+			for (i = first; i < last; i++) {
+				uint64_t old = a->subs[i];
+
+				if (!(old & (1ULL << ad->device)))
+					a->subs[i] = old & -old;
+				else
+					a->subs[i] = 1ULL << ad->device;
+				changed += old != a->subs[i];
+			}
+			ad->pages_changed = changed;
+			return 0;
+		}
 		if (ad->advice == GPS_ADVISE_UNSUBSCRIBE)
 			for (i = first; i < last; i++)
 				if (a->subs[i] == 1ULL << ad->device)

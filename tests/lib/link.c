@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: the link model on the library's transfers against gps.ko:
+ * with /sys/kernel/gps/link_bandwidth at 20 MB/s a 4 MiB device-to-device
+ * gpsMemcpy (and gpsMemcpyAsync, and a managed-memory prefetch that
+ * migrates the pages) takes at least 0.2 s, at 0 it is much faster;
+ * link_latency_ns alone delays a small copy; host-to-device copies are
+ * not charged. The knobs are saved and restored.
+ */
+#include <stdio.h>
+#include <time.h>
+
+#include "kselftest_harness.h"
+#include "t_lib.h"
+
+#define KNOBS	"/sys/kernel/gps/"
+#define SIZE	(4UL << 20)
+#define BW	20000000ULL		/* bytes/s: 4 MiB take 0.21 s */
+
+static int knob_get(const char *name, unsigned long long *v)
+{
+	char path[128];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), KNOBS "%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	ok = fscanf(f, "%llu", v) == 1;
+	fclose(f);
+	return ok ? 0 : -1;
+}
+
+static int knob_set(const char *name, unsigned long long v)
+{
+	char path[128];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), KNOBS "%s", name);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ok = fprintf(f, "%llu\n", v) > 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+FIXTURE(link) {
+	int ndev;
+	unsigned long long bw, lat;
+	int saved;		/* bw and lat hold the knobs to restore */
+	char *a, *b;		/* conventional, on devices 0 and 1 */
+};
+
+FIXTURE_SETUP(link)
+{
+	self->a = self->b = NULL;
+	self->saved = 0;
+	T_MIN_DEVICES(self->ndev, 2);
+	if (knob_get("link_bandwidth", &self->bw) ||
+	    knob_get("link_latency_ns", &self->lat))
+		SKIP(return, "no link knobs in " KNOBS);
+	self->saved = 1;
+	ASSERT_EQ(0, knob_set("link_latency_ns", 0));
+	ASSERT_EQ(0, knob_set("link_bandwidth", 0));
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsMalloc((void **)&self->a, SIZE));
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(1));
+	ASSERT_EQ(gpsSuccess, gpsMalloc((void **)&self->b, SIZE));
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsMemset(self->a, 0x5a, SIZE));
+	ASSERT_EQ(gpsSuccess, gpsMemset(self->b, 0, SIZE));
+}
+
+FIXTURE_TEARDOWN(link)
+{
+	/* the knobs as they were, whatever happened */
+	if (self->saved) {
+		knob_set("link_bandwidth", self->bw);
+		knob_set("link_latency_ns", self->lat);
+	}
+	gpsSetDevice(0);
+	if (self->a)
+		EXPECT_EQ(gpsSuccess, gpsFree(self->a));
+	if (self->b)
+		EXPECT_EQ(gpsSuccess, gpsFree(self->b));
+}
+
+/* 4 MiB from device 0's memory to device 1's: 0.2 s at 20 MB/s. */
+TEST_F(link, device_to_device_copy)
+{
+	double t0, fast, slow, async, h2d;
+	gpsStream_t s;
+	char *host;
+	int i;
+
+	/* unlimited: the best of three (the first one faults things in) */
+	fast = 1e9;
+	for (i = 0; i < 3; i++) {
+		t0 = now_s();
+		ASSERT_EQ(gpsSuccess, gpsMemcpy(self->b, self->a, SIZE,
+						gpsMemcpyDeviceToDevice));
+		if (now_s() - t0 < fast)
+			fast = now_s() - t0;
+	}
+	ASSERT_EQ(0x5a, self->b[SIZE - 1]);
+
+	ASSERT_EQ(0, knob_set("link_bandwidth", BW));
+	ASSERT_EQ(gpsSuccess, gpsMemset(self->b, 0, SIZE));
+	t0 = now_s();
+	ASSERT_EQ(gpsSuccess, gpsMemcpy(self->b, self->a, SIZE,
+					gpsMemcpyDefault));
+	slow = now_s() - t0;
+	ASSERT_EQ(0x5a, self->b[0]);
+	ASSERT_EQ(0x5a, self->b[SIZE - 1]);
+
+	/* the same in a stream, the other way */
+	ASSERT_EQ(gpsSuccess, gpsStreamCreate(&s));
+	t0 = now_s();
+	ASSERT_EQ(gpsSuccess, gpsMemcpyAsync(self->a, self->b, SIZE,
+					     gpsMemcpyDeviceToDevice, s));
+	ASSERT_EQ(gpsSuccess, gpsStreamSynchronize(s));
+	async = now_s() - t0;
+	ASSERT_EQ(gpsSuccess, gpsStreamDestroy(s));
+
+	/* host memory is not a device's: not charged */
+	host = malloc(SIZE);
+	ASSERT_NE(NULL, host);
+	memset(host, 1, SIZE);
+	t0 = now_s();
+	ASSERT_EQ(gpsSuccess, gpsMemcpy(self->b, host, SIZE,
+					gpsMemcpyHostToDevice));
+	h2d = now_s() - t0;
+	free(host);
+	ASSERT_EQ(1, self->b[SIZE / 2]);
+
+	TH_LOG("4 MiB device to device: %.3f s unlimited, %.3f s (%.3f s "
+	       "async) at %llu B/s; host to device %.3f s", fast, slow, async,
+	       BW, h2d);
+	ASSERT_GE(slow, (double)SIZE / BW);
+	ASSERT_GE(async, (double)SIZE / BW);
+	ASSERT_LT(fast * 2, slow);
+	ASSERT_LT(h2d, (double)SIZE / BW);
+}
+
+/* link_latency_ns alone: a 4 KiB copy across devices takes the latency. */
+TEST_F(link, latency_alone)
+{
+	double t0, dt;
+
+	ASSERT_EQ(0, knob_set("link_latency_ns", 100000000ULL));
+	t0 = now_s();
+	ASSERT_EQ(gpsSuccess, gpsMemcpy(self->b, self->a, 4096,
+					gpsMemcpyDeviceToDevice));
+	dt = now_s() - t0;
+	ASSERT_EQ(0, knob_set("link_latency_ns", 0));
+	TH_LOG("4 KiB device to device with 100 ms latency: %.3f s", dt);
+	ASSERT_GE(dt, 0.1);
+	/* within one device: no link */
+	t0 = now_s();
+	ASSERT_EQ(0, knob_set("link_latency_ns", 100000000ULL));
+	ASSERT_EQ(gpsSuccess, gpsMemcpy(self->a + 4096, self->a, 4096,
+					gpsMemcpyDeviceToDevice));
+	dt = now_s() - t0;
+	ASSERT_EQ(0, knob_set("link_latency_ns", 0));
+	ASSERT_LT(dt, 0.1);
+}
+
+/* The unified-memory baseline's migration pays the link too. */
+TEST_F(link, managed_prefetch_migrates_over_the_link)
+{
+	double t0, dt;
+	char *m;
+	int n1;
+
+	n1 = t_page_node(self->b);
+	ASSERT_LE(0, n1);
+	ASSERT_EQ(gpsSuccess, gpsMallocManaged((void **)&m, SIZE));
+	memset(m, 7, SIZE);
+	ASSERT_EQ(gpsSuccess, gpsMemPrefetchAsync(m, SIZE, 0, NULL));
+	ASSERT_EQ(gpsSuccess, gpsStreamSynchronize(NULL));
+	ASSERT_NE(n1, t_page_node(m + SIZE / 2));
+	ASSERT_EQ(0, knob_set("link_bandwidth", BW));
+	t0 = now_s();
+	ASSERT_EQ(gpsSuccess, gpsMemPrefetchAsync(m, SIZE, 1, NULL));
+	ASSERT_EQ(gpsSuccess, gpsStreamSynchronize(NULL));
+	dt = now_s() - t0;
+	ASSERT_EQ(0, knob_set("link_bandwidth", 0));
+	TH_LOG("4 MiB managed prefetch 0 -> 1 at %llu B/s: %.3f s", BW, dt);
+	ASSERT_EQ(n1, t_page_node(m + SIZE / 2));
+	ASSERT_EQ(7, m[SIZE - 1]);
+	ASSERT_GE(dt, (double)SIZE / BW);
+	ASSERT_EQ(gpsSuccess, gpsFree(m));
+}
+
+TEST_HARNESS_MAIN
