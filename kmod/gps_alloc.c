@@ -202,7 +202,8 @@ int gps_alloc_create(struct gps_ctx *ctx, struct gps_alloc_args *args)
 		goto err_free;
 	}
 	a->gpages = kvzalloc(a->nr_gpages * a->gpage_bytes,
-			     GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+			     GFP_KERNEL_ACCOUNT | __GFP_NOWARN |
+			     __GFP_RETRY_MAYFAIL);
 	if (!a->gpages) {
 		ret = -ENOMEM;
 		goto err_free;

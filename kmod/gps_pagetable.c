@@ -60,8 +60,10 @@ static bool gps_charge(int dev, unsigned int nr)
 struct gps_replica *gps_replica_alloc(struct gps_alloc *a, unsigned long gidx,
 				      int dev, bool zero)
 {
+	/* Fail rather than OOM-kill anyone: a replica is a hint. */
 	gfp_t gfp = GFP_HIGHUSER | __GFP_THISNODE | __GFP_NOWARN |
-		    __GFP_ACCOUNT | (zero ? __GFP_ZERO : 0);
+		    __GFP_ACCOUNT | __GFP_RETRY_MAYFAIL |
+		    (zero ? __GFP_ZERO : 0);
 	int nid = gps_devs[dev].nid;
 	struct gps_replica *r;
 	unsigned int i;
@@ -69,7 +71,8 @@ struct gps_replica *gps_replica_alloc(struct gps_alloc *a, unsigned long gidx,
 	if (!gps_charge(dev, a->nr_sub))
 		return NULL;
 	r = kvzalloc_node(gps_replica_bytes(a->nr_sub),
-			  GFP_KERNEL_ACCOUNT | __GFP_NOWARN, nid);
+			  GFP_KERNEL_ACCOUNT | __GFP_NOWARN |
+			  __GFP_RETRY_MAYFAIL, nid);
 	if (!r)
 		goto err_uncharge;
 	r->twins = (struct page **)&r->pages[a->nr_sub];

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Description: limits and permissions.  Replicas are charged to the
+ * memory cgroup of the process that allocates them, and a cgroup limit
+ * turns an allocation that does not fit into -ENOMEM with nothing left
+ * behind; the total cap max_bytes does the same; /dev/gps is usable by
+ * any user but only CAP_SYS_ADMIN changes a knob; a process cannot map
+ * another process's allocation.
+ */
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "gps_test.h"
+
+#define CG_ROOT	"/sys/fs/cgroup"
+#define CG	CG_ROOT "/gps-limits"
+
+static int write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) != (ssize_t)strlen(val))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static long long read_ll(const char *path)
+{
+	char buf[64] = "";
+	long long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f))
+		v = strtoll(buf, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/* A child cgroup with the memory controller; 0 or a reason to skip. */
+static const char *cg_setup(void)
+{
+	struct stat st;
+	char pid[32];
+
+	if (stat(CG_ROOT "/cgroup.controllers", &st)) {
+		mkdir(CG_ROOT, 0755);
+		if (mount("none", CG_ROOT, "cgroup2", 0, NULL))
+			return "cannot mount cgroup2";
+	}
+	if (write_file(CG_ROOT "/cgroup.subtree_control", "+memory"))
+		return "no memory controller";
+	if (mkdir(CG, 0755) && errno != EEXIST)
+		return "cannot create a cgroup";
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	if (write_file(CG "/cgroup.procs", pid))
+		return "cannot enter the cgroup";
+	return NULL;
+}
+
+static void cg_teardown(void)
+{
+	char pid[32];
+
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	write_file(CG_ROOT "/cgroup.procs", pid);
+	rmdir(CG);
+}
+
+FIXTURE(limits) {
+	int fd;
+	int nr;
+	struct gps_saved_knobs knobs;
+};
+
+FIXTURE_SETUP(limits)
+{
+	self->fd = open(GPS_DEV, O_RDWR);
+	if (self->fd < 0)
+		SKIP(return, "no " GPS_DEV);
+	self->nr = gps_nr_devices(self->fd);
+	gps_knobs_save(&self->knobs);
+}
+
+FIXTURE_TEARDOWN(limits)
+{
+	if (self->fd < 0)
+		return;
+	gps_knobs_restore(&self->knobs);
+	EXPECT_EQ(0, close(self->fd));
+}
+
+/* Replicas count in the allocating process's memory cgroup. */
+TEST_F(limits, replicas_charged_to_memcg)
+{
+	uint64_t size = 8 << 20;
+	long long before, during, after;
+	const char *why = cg_setup();
+	struct gps_buf b;
+
+	if (why)
+		SKIP(return, "%s", why);
+	before = read_ll(CG "/memory.current");
+	ASSERT_GE(before, 0);
+	ASSERT_EQ(0, gps_alloc(self->fd, &b, size, GPS_MEM_GPS, 0, 0, 0));
+	during = read_ll(CG "/memory.current");
+	/* Every device's replica is charged here. */
+	EXPECT_GE(during - before, (long long)size * self->nr);
+	ASSERT_EQ(0, gps_free(self->fd, &b));
+	after = read_ll(CG "/memory.current");
+	EXPECT_LT(after - before, (long long)size);
+	cg_teardown();
+}
+
+/* A cgroup limit: an allocation that does not fit fails whole. */
+TEST_F(limits, memcg_limit_gives_enomem)
+{
+	long long replicas = gps_knob("replica_pages");
+	const char *why = cg_setup();
+	struct gps_buf b;
+
+	if (why)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, write_file(CG "/memory.max", "16777216"));
+	ASSERT_EQ(-ENOMEM, gps_alloc(self->fd, &b, 64 << 20,
+				     GPS_MEM_CONVENTIONAL, 0, 0, 0));
+	ASSERT_EQ(replicas, gps_knob("replica_pages"));
+	ASSERT_EQ(0, gps_knob("nr_allocs"));
+	/* What fits still works. */
+	ASSERT_EQ(0, gps_alloc(self->fd, &b, 1 << 20, GPS_MEM_CONVENTIONAL,
+			       0, 0, 0));
+	ASSERT_EQ(0, gps_free(self->fd, &b));
+	ASSERT_EQ(0, write_file(CG "/memory.max", "max"));
+	cg_teardown();
+}
+
+/* The max_bytes cap: over it, -ENOMEM and nothing half-made. */
+TEST_F(limits, max_bytes_cap)
+{
+	long long replicas = gps_knob("replica_pages");
+	struct gps_buf b;
+
+	ASSERT_EQ(0, gps_set_knob("max_bytes", replicas * 4096 + (1 << 20)));
+	ASSERT_EQ(-ENOMEM, gps_alloc(self->fd, &b, 2 << 20,
+				     GPS_MEM_CONVENTIONAL, 0, 0, 0));
+	ASSERT_EQ(replicas, gps_knob("replica_pages"));
+	ASSERT_EQ(0, gps_alloc(self->fd, &b, 1 << 20, GPS_MEM_CONVENTIONAL,
+			       0, 0, 0));
+	ASSERT_EQ(replicas + 256, gps_knob("replica_pages"));
+	ASSERT_EQ(0, gps_free(self->fd, &b));
+}
+
+/* Any user may use /dev/gps; only CAP_SYS_ADMIN changes knobs. */
+TEST_F(limits, unprivileged_user)
+{
+	struct stat st;
+	pid_t pid;
+	int status;
+
+	ASSERT_EQ(0, stat(GPS_DEV, &st));
+	ASSERT_EQ(0666, st.st_mode & 0777);
+	ASSERT_EQ(0, stat(GPS_SYSFS "queue_capacity", &st));
+	ASSERT_EQ(0644, st.st_mode & 0777);
+
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct gps_buf b;
+		int fd;
+
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		fd = open(GPS_DEV, O_RDWR);
+		if (fd < 0)
+			_exit(11);
+		if (gps_alloc(fd, &b, 1 << 16, GPS_MEM_GPS, 0, 0, 0))
+			_exit(12);
+		if (!gps_map(fd, &b, 0))
+			_exit(13);
+		((volatile char *)b.view[0])[0] = 1;
+		if (gps_fence(fd, 0, NULL) || gps_free(fd, &b))
+			_exit(14);
+		/* Knobs: refused by the file mode already. */
+		if (gps_set_knob("queue_capacity", 64) != -EACCES)
+			_exit(15);
+		close(fd);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(self->knobs.queue_capacity, gps_knob("queue_capacity"));
+}
+
+/* Another process's allocation cannot be mapped through its own file. */
+TEST_F(limits, foreign_allocation_not_mappable)
+{
+	struct gps_buf b;
+	pid_t pid;
+	int status;
+
+	ASSERT_EQ(0, gps_alloc(self->fd, &b, 1 << 16, GPS_MEM_GPS, 0, 0, 0));
+	ASSERT_NE(NULL, gps_map(self->fd, &b, 0));
+	((volatile char *)b.view[0])[0] = 42;
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		int fd = open(GPS_DEV, O_RDWR);
+		struct gps_free_args f = { .handle = b.args.handle };
+		void *p;
+
+		if (fd < 0)
+			_exit(10);
+		p = mmap(NULL, 1 << 16, PROT_READ, MAP_SHARED, fd,
+			 b.args.offset);
+		if (p != MAP_FAILED || errno != EINVAL)
+			_exit(11);
+		/* Nor freed, read or advised by handle. */
+		if (!ioctl(fd, GPS_IOC_FREE, &f) || errno != EINVAL)
+			_exit(12);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(42, ((volatile char *)b.view[0])[0]);
+	ASSERT_EQ(0, gps_free(self->fd, &b));
+}
+
+TEST_HARNESS_MAIN
