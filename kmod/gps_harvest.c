@@ -50,6 +50,7 @@ void gps_mark_dirty(struct gps_replica *r)
 	bool wake = false;
 
 	spin_lock(&dev->dirty_lock);
+	r->dirtied_ns = ktime_get_ns();
 	if (!r->on_dirty_list) {
 		list_add_tail(&r->dirty_link, &dev->dirty);
 		r->on_dirty_list = true;
@@ -60,14 +61,27 @@ void gps_mark_dirty(struct gps_replica *r)
 		wake_up(&dev->wait);
 }
 
-static struct gps_replica *gps_dirty_pop(struct gps_dev *dev)
+/*
+ * The oldest dirty replica not written to within @min_age ns, looking at
+ * the first GPS_POP_SCAN of the list at most.
+ */
+#define GPS_POP_SCAN	64
+static struct gps_replica *gps_dirty_pop(struct gps_dev *dev, u64 min_age)
 {
-	struct gps_replica *r = NULL;
+	struct gps_replica *r = NULL, *it;
+	u64 now = min_age ? ktime_get_ns() : 0;
+	int scanned = 0;
 
 	spin_lock(&dev->dirty_lock);
-	if (!list_empty(&dev->dirty)) {
-		r = list_first_entry(&dev->dirty, struct gps_replica,
-				     dirty_link);
+	list_for_each_entry(it, &dev->dirty, dirty_link) {
+		if (!min_age || now - it->dirtied_ns >= min_age) {
+			r = it;
+			break;
+		}
+		if (++scanned == GPS_POP_SCAN)
+			break;
+	}
+	if (r) {
 		list_del_init(&r->dirty_link);
 		r->on_dirty_list = false;
 		dev->nr_dirty--;
@@ -221,6 +235,9 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
  * gps_harvest() - harvest up to @budget dirty replicas of @dev
  * @dev: device, harvest_lock held
  * @budget: replicas to take off the dirty list at most
+ * @min_age: leave replicas dirtied less than this many ns ago (the push
+ *	thread: a page write-protected right after its write fault would
+ *	make the store fault again, and again); 0 for a fence
  * @st: fence statistics to add to, or NULL
  *
  * Replicas dirtied again while this runs go to the tail of the list, so a
@@ -228,14 +245,14 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
  * Returns the number of replicas harvested.
  */
 unsigned long gps_harvest(struct gps_dev *dev, unsigned long budget,
-			  struct gps_fence_stats *st)
+			  u64 min_age, struct gps_fence_stats *st)
 {
 	u64 t0 = ktime_get_ns(), pages = 0;
 	unsigned long done = 0;
 	struct gps_replica *r;
 
 	lockdep_assert_held(&dev->harvest_lock);
-	while (done < budget && (r = gps_dirty_pop(dev))) {
+	while (done < budget && (r = gps_dirty_pop(dev, min_age))) {
 		pages += gps_harvest_replica(dev, r, st);
 		done++;
 		cond_resched();

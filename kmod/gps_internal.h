@@ -137,6 +137,7 @@ struct gps_ctx {
 struct gps_replica {
 	struct list_head dirty_link;	/* on the owner's dirty list */
 	bool on_dirty_list;		/* under the owner's dirty_lock */
+	u64 dirtied_ns;			/* when it went on the list */
 	struct gps_alloc *alloc;
 	unsigned long gidx;		/* GPS page index */
 	int dev;			/* owner device */
@@ -280,7 +281,7 @@ int gps_queues_reconfigure(unsigned int capacity, unsigned int watermark,
 /* gps_harvest.c */
 void gps_mark_dirty(struct gps_replica *r);
 unsigned long gps_harvest(struct gps_dev *dev, unsigned long budget,
-			  struct gps_fence_stats *st);
+			  u64 min_age, struct gps_fence_stats *st);
 void gps_harvest_purge(struct gps_dev *dev, struct gps_alloc *a);
 
 /* gps_thread.c */

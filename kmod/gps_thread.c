@@ -28,6 +28,8 @@
 #include "gps_trace.h"
 
 #define GPS_BATCH	64
+/* The thread leaves pages dirtied less than this ago (see gps_harvest()). */
+#define GPS_MIN_AGE_NS	(200 * NSEC_PER_USEC)
 
 static bool gps_thread_pressed(struct gps_dev *dev)
 {
@@ -53,8 +55,12 @@ static int gps_thread_fn(void *arg)
 		bool more = false;
 
 		if (us && mutex_trylock(&dev->harvest_lock)) {
-			more = gps_harvest(dev, GPS_BATCH, NULL) == GPS_BATCH;
+			more = gps_harvest(dev, GPS_BATCH, GPS_MIN_AGE_NS,
+					   NULL) == GPS_BATCH;
 			gps_queue_push_aged(dev, timeout);
+			/* Left young replicas: look again soon, not later. */
+			if (!more && READ_ONCE(dev->nr_dirty))
+				timeout = min(timeout, 1UL);
 			mutex_unlock(&dev->harvest_lock);
 			/* The link model: no new round while it is busy. */
 			gps_link_wait(dev, false);
@@ -114,7 +120,7 @@ static void gps_fence_locked(struct gps_dev *dev, struct gps_fence_stats *st)
 	spin_lock(&dev->dirty_lock);
 	nr = dev->nr_dirty;
 	spin_unlock(&dev->dirty_lock);
-	gps_harvest(dev, nr, st);
+	gps_harvest(dev, nr, 0, st);
 	gps_queue_drain(dev, st);
 	atomic64_inc(&dev->stats.fences);
 }

@@ -372,25 +372,29 @@ TEST_F(track, link_model_bandwidth)
 				NULL));
 	ASSERT_NE(NULL, gps_map(self->fd, &b, 0));
 
-	ASSERT_EQ(0, gps_set_knob("link_bandwidth", 20000000));
+	/*
+	 * Lower bounds are exact; the comparisons with the unthrottled run
+	 * leave room for a loaded machine.
+	 */
+	ASSERT_EQ(0, gps_set_knob("link_bandwidth", 10000000));
 	slow = fence_time(self->fd, &b, len, 1, &f);
 	ASSERT_EQ(len, f.bytes_pushed);
-	ASSERT_GE(slow, (double)len / 20000000);
+	ASSERT_GE(slow, (double)len / 10000000);
 
 	ASSERT_EQ(0, gps_set_knob("link_bandwidth", 0));
 	fast = fence_time(self->fd, &b, len, 2, &f);
 	ASSERT_EQ(len, f.bytes_pushed);
-	ASSERT_LT(fast, slow / 2);
+	ASSERT_LT(fast, slow);
 
 	/* Latency: paid by a fence that pushed, not by an empty one. */
-	ASSERT_EQ(0, gps_set_knob("link_latency_ns", 100000000));
-	ASSERT_GE(fence_time(self->fd, &b, 4096, 3, &f), 0.1);
+	ASSERT_EQ(0, gps_set_knob("link_latency_ns", 500000000));
+	ASSERT_GE(fence_time(self->fd, &b, 4096, 3, &f), 0.5);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ASSERT_EQ(0, gps_fence(self->fd, 0, &f));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ASSERT_EQ(0, f.bytes_pushed);
 	ASSERT_LT(t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) * 1e-9,
-		  0.1);
+		  0.5);
 	/* Out of range values are refused. */
 	ASSERT_EQ(-EINVAL, gps_set_knob("link_bandwidth", 999));
 	ASSERT_EQ(-EINVAL, gps_set_knob("link_latency_ns", 2000000000LL));
