@@ -968,6 +968,19 @@ static int gpsu_node_device(int node)
 	return -1;
 }
 
+/* Fills @pages with up to 512 pages from @start; returns how many. */
+static size_t gpsu_page_batch(void **pages, uintptr_t start, uintptr_t end,
+			      size_t ps)
+{
+	size_t i, cnt = (end - start) / ps;
+
+	if (cnt > 512)
+		cnt = 512;
+	for (i = 0; i < cnt; i++)
+		pages[i] = (void *)(start + i * ps);
+	return cnt;
+}
+
 /*
  * GPS: subscribe @device. Host, managed: move the present pages; the
  * pages that leave another device's node pay that device's link (the
@@ -978,7 +991,7 @@ gpsError_t gpsu_do_prefetch(const void *p, size_t n, int device)
 	size_t ps = gpsu_sys_page(), off, i, cnt;
 	uint64_t moved[GPS_MAX_DEVICES] = { 0 }, t0, until, last = 0;
 	struct gpsu_link link;
-	uintptr_t start, end;
+	uintptr_t first, start, end;
 	struct gpsu_alloc *a;
 	void *pages[512];
 	int nodes[512], status[512];
@@ -994,31 +1007,33 @@ gpsError_t gpsu_do_prefetch(const void *p, size_t n, int device)
 		return gpsErrorNotSupported;
 	target = gpsu.dev[device].node;
 	t0 = gpsu_link_now();
-	start = (uintptr_t)p & ~(ps - 1);
+	first = (uintptr_t)p & ~(ps - 1);
 	end = ((uintptr_t)p + n + ps - 1) & ~(ps - 1);
-	while (start < end) {
-		cnt = (end - start) / ps;
-		if (cnt > 512)
-			cnt = 512;
+	/*
+	 * Where the pages are before anything moves (a huge page moved for
+	 * one batch would be gone from the next): the link model charges
+	 * what leaves another device's node.
+	 */
+	for (start = first; start < end; start += cnt * ps) {
+		cnt = gpsu_page_batch(pages, start, end, ps);
+		if (move_pages(0, cnt, pages, NULL, status, 0))
+			continue;
 		for (i = 0; i < cnt; i++) {
-			pages[i] = (void *)(start + i * ps);
+			if (status[i] < 0 || status[i] == target)
+				continue;
+			from = gpsu_node_device(status[i]);
+			if (from >= 0)
+				moved[from] += ps;
+		}
+	}
+	for (start = first; start < end; start += cnt * ps) {
+		cnt = gpsu_page_batch(pages, start, end, ps);
+		for (i = 0; i < cnt; i++)
 			nodes[i] = target;
-		}
-		/* where they are now: the link model charges what moves */
-		if (move_pages(0, cnt, pages, NULL, status, 0) == 0) {
-			for (i = 0; i < cnt; i++) {
-				if (status[i] < 0 || status[i] == target)
-					continue;
-				from = gpsu_node_device(status[i]);
-				if (from >= 0)
-					moved[from] += ps;
-			}
-		}
 		/* pages never touched report -ENOENT and stay untouched */
 		if (move_pages(0, cnt, pages, nodes, status, MPOL_MF_MOVE) <
 		    0 && errno != ENOENT)
 			return gpsu_errno(errno);
-		start += cnt * ps;
 	}
 	gpsu_link_read(&link);
 	for (d = 0; d < gpsu.ndev; d++) {
