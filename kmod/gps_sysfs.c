@@ -37,6 +37,18 @@ static int gps_parse_uint(const char *buf, unsigned int min, unsigned int max,
 	return *val < min || *val > max ? -EINVAL : 0;
 }
 
+static int gps_parse_u64(const char *buf, u64 min, u64 max, u64 *val)
+{
+	int ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	ret = kstrtou64(buf, 0, val);
+	if (ret)
+		return ret;
+	return *val < min || *val > max ? -EINVAL : 0;
+}
+
 static ssize_t page_size_show(struct kobject *kobj,
 			      struct kobj_attribute *attr, char *buf)
 {
@@ -229,11 +241,8 @@ static ssize_t max_bytes_store(struct kobject *kobj,
 			       const char *buf, size_t count)
 {
 	u64 val;
-	int ret;
+	int ret = gps_parse_u64(buf, 0, U64_MAX, &val);
 
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
-	ret = kstrtou64(buf, 0, &val);
 	if (ret)
 		return ret;
 	WRITE_ONCE(gps_knobs.max_bytes, val);
@@ -252,11 +261,8 @@ static ssize_t node_max_bytes_store(struct kobject *kobj,
 				    const char *buf, size_t count)
 {
 	u64 val;
-	int ret;
+	int ret = gps_parse_u64(buf, 0, U64_MAX, &val);
 
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
-	ret = kstrtou64(buf, 0, &val);
 	if (ret)
 		return ret;
 	WRITE_ONCE(gps_knobs.node_max_bytes, val);
@@ -310,15 +316,12 @@ static ssize_t link_bandwidth_store(struct kobject *kobj,
 				    const char *buf, size_t count)
 {
 	u64 val;
-	int ret;
+	int ret = gps_parse_u64(buf, 0, 1000000000000ULL, &val);
 
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
-	ret = kstrtou64(buf, 0, &val);
 	if (ret)
 		return ret;
 	/* 1 KB/s .. 1 TB/s, or 0: beyond that the model means nothing. */
-	if (val && (val < 1000 || val > 1000000000000ULL))
+	if (val && val < 1000)
 		return -EINVAL;
 	WRITE_ONCE(gps_knobs.link_bandwidth, val);
 	gps_link_reset();
@@ -338,15 +341,10 @@ static ssize_t link_latency_ns_store(struct kobject *kobj,
 				     const char *buf, size_t count)
 {
 	u64 val;
-	int ret;
+	int ret = gps_parse_u64(buf, 0, NSEC_PER_SEC, &val);
 
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
-	ret = kstrtou64(buf, 0, &val);
 	if (ret)
 		return ret;
-	if (val > NSEC_PER_SEC)
-		return -EINVAL;
 	WRITE_ONCE(gps_knobs.link_latency_ns, val);
 	return count;
 }
