@@ -4,13 +4,16 @@
 #
 #   make            gps.ko for every kernel series (build/<series>/kmod/),
 #                   the library (lib/), bench/, the tests (build/tests/)
-#   make check      install dependencies (skip: NO_DEPS=1), build, run the
-#                   host unit tests, then the kselftests in qemu for every
-#                   kernel series x node count; ends with "N passed, N failed"
-#   make check-debug  build the debug kernel (tools/gps-debug-kernel: KASAN,
-#                   lockdep, kmemleak, ...) and gps.ko for it, then run the
-#                   VM tests under it at DEBUG_NODES nodes; any KASAN,
-#                   lockdep, WARN, BUG or kmemleak report fails
+#   make check      install dependencies (skip: NO_DEPS=1), build, build the
+#                   debug kernel (tools/gps-debug-kernel: KASAN, lockdep,
+#                   kmemleak, ...; cached in build/debug-kernel), run the
+#                   host unit tests, then the VM tests for every kernel
+#                   series (6.1, 6.12 and the debug kernel) x node count;
+#                   ends with "N passed, N failed".  DEBUG_KERNEL=0 leaves
+#                   the debug kernel out (a quicker run while developing)
+#   make check-debug  only the debug kernel's VM tests, at DEBUG_NODES
+#                   nodes; any KASAN, lockdep, WARN, BUG or kmemleak
+#                   report fails
 #   make run        the main job: RUN_CMD in a RUN_NODES-node RUN_SERIES VM
 #   make install    the library (PREFIX, DESTDIR), delegated to lib/
 #   make lint       shellcheck the scripts
@@ -26,6 +29,8 @@ VM_TIMEOUT ?= 900
 # guests booted at the same time by make check (1: consoles streamed)
 JOBS ?= 1
 DEBUG_NODES ?= 2 4
+DEBUG_KERNEL ?= 1
+CHECK_SERIES := $(SERIES) $(if $(filter 1,$(DEBUG_KERNEL)),debug)
 DEBUG_VM_TIMEOUT ?= 2400
 BUILD := $(CURDIR)/build
 
@@ -95,7 +100,11 @@ tools: FORCE
 check: FORCE
 	$(DEPS)
 	$(MAKE) all
-	tests/run-check.sh -s "$(SERIES)" -n "$(NODES)" -t $(VM_TIMEOUT) -j $(JOBS)
+ifeq ($(DEBUG_KERNEL),1)
+	tools/gps-debug-kernel build
+	$(MAKE) module-debug
+endif
+	tests/run-check.sh -s "$(CHECK_SERIES)" -n "$(NODES)" -t $(VM_TIMEOUT) -j $(JOBS)
 
 check-debug: FORCE
 	$(DEPS)

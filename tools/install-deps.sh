@@ -14,6 +14,7 @@
 #   test bed                qemu-system-x86 busybox-static cpio gzip xz-utils
 #   library                 libnuma-dev liburing-dev
 #   tools                   python3
+#   the debug kernel        flex bison libelf-dev (tools/gps-debug-kernel)
 set -euo pipefail
 
 pkgs=(
@@ -23,6 +24,7 @@ pkgs=(
 	qemu-system-x86 busybox-static cpio gzip xz-utils
 	libnuma-dev liburing-dev
 	python3
+	flex bison libelf-dev
 )
 
 missing=()
