@@ -1021,13 +1021,6 @@ static void *fz_thread_main(void *arg)
 	return NULL;
 }
 
-static long env_long(const char *name, long def)
-{
-	const char *s = getenv(name);
-
-	return s && *s ? strtol(s, NULL, 0) : def;
-}
-
 FIXTURE(fuzz) {
 	int fd;
 	int nr;
@@ -1063,9 +1056,9 @@ FIXTURE_TEARDOWN(fuzz)
  */
 TEST_F_TIMEOUT(fuzz, ioctls_mmap_fork_threads, 86400)
 {
-	long calls = env_long("GPS_FUZZ_CALLS", 3000);
-	long seed = env_long("GPS_FUZZ_SEED", 1);
-	int nthreads = env_long("GPS_FUZZ_THREADS", 4);
+	long calls = gps_env_long("GPS_FUZZ_CALLS", 3000);
+	long seed = gps_env_long("GPS_FUZZ_SEED", 1);
+	int nthreads = gps_env_long("GPS_FUZZ_THREADS", 4);
 	long per_op[OP_NR][FZ_NERR + 1] = {}, total = 0, bad = 0, sigs = 0;
 	long per_err[FZ_NERR + 1] = {};
 	long long op_us[OP_NR] = {};

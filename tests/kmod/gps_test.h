@@ -447,4 +447,12 @@ static inline int gps_set_policy(const char *policy)
 	return gps_set_knob_str("track_policy", policy);
 }
 
+/* A number from the environment (soak settings), or @def. */
+static inline long gps_env_long(const char *name, long def)
+{
+	const char *s = getenv(name);
+
+	return s && *s ? strtol(s, NULL, 0) : def;
+}
+
 #endif /* GPS_TEST_H */

@@ -159,13 +159,6 @@ static void kl_child_main(int kind, int ready, uint64_t seed)
 	_exit(0);
 }
 
-static long env_long(const char *name, long def)
-{
-	const char *s = getenv(name);
-
-	return s && *s ? strtol(s, NULL, 0) : def;
-}
-
 FIXTURE(kill) {
 	int fd;
 	int nr;
@@ -192,8 +185,8 @@ FIXTURE_TEARDOWN(kill)
 /* Kill -9 at random points: every round gives everything back. */
 TEST_F_TIMEOUT(kill, sigkill_at_random_points, 86400)
 {
-	long rounds = env_long("GPS_KILL_ROUNDS", 40);
-	uint64_t seed = env_long("GPS_KILL_SEED", 1) * 0x9E3779B97F4A7C15ULL;
+	long rounds = gps_env_long("GPS_KILL_ROUNDS", 40);
+	uint64_t seed = gps_env_long("GPS_KILL_SEED", 1) * 0x9E3779B97F4A7C15ULL;
 	long kills[KL_NR] = {}, early = 0, leaks = 0, r;
 	long long t0 = gps_now_ms();
 	struct gps_usage u;

@@ -419,13 +419,6 @@ static int tt_process(int proc, long seed, long long deadline)
 	return 0;
 }
 
-static long env_long(const char *name, long def)
-{
-	const char *s = getenv(name);
-
-	return s && *s ? strtol(s, NULL, 0) : def;
-}
-
 FIXTURE(torture) {
 	int fd;
 	int nr;
@@ -454,8 +447,8 @@ FIXTURE_TEARDOWN(torture)
  */
 TEST_F_TIMEOUT(torture, stores_fences_subscriptions_tracking, 86400)
 {
-	long secs = env_long("GPS_TORTURE_SECS", 6);
-	long seed = env_long("GPS_TORTURE_SEED", 1);
+	long secs = gps_env_long("GPS_TORTURE_SECS", 6);
+	long seed = gps_env_long("GPS_TORTURE_SEED", 1);
 	pthread_barrierattr_t ba;
 	pid_t pid[TT_MAX_PROCS];
 	struct gps_usage u;
@@ -464,7 +457,7 @@ TEST_F_TIMEOUT(torture, stores_fences_subscriptions_tracking, 86400)
 	long long ms_work = 0, ms_fence = 0, ms_check = 0;
 	size_t tab;
 
-	tt_procs = env_long("GPS_TORTURE_PROCS", 2);
+	tt_procs = gps_env_long("GPS_TORTURE_PROCS", 2);
 	ASSERT_GT(tt_procs, 0);
 	ASSERT_LE(tt_procs, TT_MAX_PROCS);
 	tt_fd = self->fd;
