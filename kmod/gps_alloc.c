@@ -196,11 +196,6 @@ int gps_alloc_create(struct gps_ctx *ctx, struct gps_alloc_args *args)
 	a->nr_gpages = size >> a->gshift;
 	a->stride = size >> PAGE_SHIFT;
 	a->gpage_bytes = struct_size((struct gps_gpage *)NULL, rep, gps_nr_devs);
-	a->pgoff = atomic64_fetch_add(views, &gps_next_pgoff);
-	if (a->pgoff + views > GPS_PGOFF_LIMIT) {
-		ret = -ENOSPC;
-		goto err_free;
-	}
 	a->gpages = kvzalloc(a->nr_gpages * a->gpage_bytes,
 			     GFP_KERNEL_ACCOUNT | __GFP_NOWARN |
 			     __GFP_RETRY_MAYFAIL);
@@ -212,6 +207,16 @@ int gps_alloc_create(struct gps_ctx *ctx, struct gps_alloc_args *args)
 			   !(args->flags & GPS_ALLOC_MANUAL));
 	if (ret)
 		goto err_free;
+	/*
+	 * Offsets only for an allocation that exists: a failed one costs
+	 * none, so the space (2^50 pages) runs out only after allocating,
+	 * really, that much memory.
+	 */
+	a->pgoff = atomic64_fetch_add(views, &gps_next_pgoff);
+	if (a->pgoff + views > GPS_PGOFF_LIMIT) {
+		ret = -ENOSPC;
+		goto err_free;
+	}
 
 	a->handle = atomic64_inc_return(&gps_next_handle);
 	mutex_lock(&ctx->lock);
@@ -304,22 +309,25 @@ static bool gps_range_ok(struct gps_alloc *a, u64 offset, u64 length)
 
 /**
  * gps_subscribe_page() - give @dev a replica of GPS page @g, filled
- * @a: allocation; every harvest_lock and sub_sem (write) held
+ * @a: allocation; every harvest_lock and sub_sem (write) held, the
+ *	page's views zapped and every queue drained since
  * @g: GPS page
  * @dev: device
- * @zap: write-protect the page's views first; false when the caller has
- *	zapped the whole range already (faults wait on sub_sem since)
+ *
+ * The copy is taken from a replica with nothing pending: a store still
+ * waiting in its source would otherwise be pushed into the new replica
+ * later, over a newer store made there (see gps_quiesce()).
  *
  * Returns 1 if subscribed, 0 if it was already, -ENOMEM if @dev's node
  * cannot hold the replica (counted, the page stays as it was).
  */
-int gps_subscribe_page(struct gps_alloc *a, unsigned long g, int dev,
-		       bool zap)
+int gps_subscribe_page(struct gps_alloc *a, unsigned long g, int dev)
 {
 	struct gps_gpage *gp = gps_gpage(a, g);
 	struct gps_replica *r, *src;
 	unsigned int i;
 
+	lockdep_assert_held_write(&a->sub_sem);
 	if (gp->rep[dev])
 		return 0;
 	r = gps_replica_alloc(a, g, dev, false);
@@ -327,13 +335,6 @@ int gps_subscribe_page(struct gps_alloc *a, unsigned long g, int dev,
 		atomic64_inc(&gps_devs[dev].stats.subscribe_failed);
 		return -ENOMEM;
 	}
-	/*
-	 * Write-protect first: a single-subscriber page is written without
-	 * capture, and those writes must all be in the copy.  Faults wait
-	 * on sub_sem until the new replica is in place.
-	 */
-	if (zap)
-		gps_zap_views(a, g, 1, NULL);
 	src = gps_view_replica(a, gp, dev);
 	spin_lock(&gp->lock);
 	for (i = 0; i < a->nr_sub; i++)
@@ -343,6 +344,24 @@ int gps_subscribe_page(struct gps_alloc *a, unsigned long g, int dev,
 	gp->collapsed = false;
 	spin_unlock(&gp->lock);
 	return 1;
+}
+
+/**
+ * gps_quiesce() - stop every write to a range and publish every store
+ * @a: allocation; every harvest_lock and sub_sem (write) held
+ * @first: first GPS page
+ * @nr: GPS pages
+ *
+ * What a change of subscription starts with.  After the zap a fault in
+ * the range waits on sub_sem; after the drain no replica of any device
+ * has a store pending (dirty page or queued block), so replicas can be
+ * copied, dropped or added without one store landing after a newer one.
+ */
+void gps_quiesce(struct gps_alloc *a, unsigned long first, unsigned long nr)
+{
+	lockdep_assert_held_write(&a->sub_sem);
+	gps_zap_views(a, first, nr, NULL);
+	gps_drain_all_locked(NULL);
 }
 
 /**
@@ -361,6 +380,7 @@ void gps_unsubscribe_page(struct gps_alloc *a, unsigned long g, int dev,
 	struct gps_replica *r = gp->rep[dev];
 	struct gps_dev *owner = &gps_devs[dev];
 
+	lockdep_assert_held_write(&a->sub_sem);
 	spin_lock(&gp->lock);
 	gp->rep[dev] = NULL;
 	gp->subs &= ~BIT_ULL(dev);
@@ -436,19 +456,6 @@ int gps_advise(struct gps_ctx *ctx, struct gps_advise_args *args)
 		ret = -EINVAL;
 		goto out_unlock;
 	}
-	if (args->advice == GPS_ADVISE_SUBSCRIBE) {
-		for (g = first; g < last; g++) {
-			int r = gps_subscribe_page(a, g, args->device, true);
-
-			if (r < 0)
-				args->pages_failed++;
-			else
-				args->pages_changed += r;
-			cond_resched();
-		}
-		goto out_unlock;
-	}
-
 	for (g = first; g < last; g++) {
 		if (args->advice == GPS_ADVISE_UNSUBSCRIBE &&
 		    gps_gpage(a, g)->subs == BIT_ULL(args->device)) {
@@ -456,14 +463,16 @@ int gps_advise(struct gps_ctx *ctx, struct gps_advise_args *args)
 			goto out_unlock;
 		}
 	}
-	/*
-	 * Stop every write to the range (faults now wait on sub_sem), then
-	 * publish everything stored, then drop replicas.
-	 */
-	gps_zap_views(a, first, last - first, NULL);
-	gps_drain_all_locked(NULL);
+	gps_quiesce(a, first, last - first);
 	for (g = first; g < last; g++) {
-		if (args->advice == GPS_ADVISE_COLLAPSE) {
+		if (args->advice == GPS_ADVISE_SUBSCRIBE) {
+			int r = gps_subscribe_page(a, g, args->device);
+
+			if (r < 0)
+				args->pages_failed++;
+			else
+				args->pages_changed += r;
+		} else if (args->advice == GPS_ADVISE_COLLAPSE) {
 			args->pages_changed += gps_collapse_page(a, g,
 								 args->device);
 		} else if (gps_gpage(a, g)->rep[args->device]) {

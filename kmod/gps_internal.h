@@ -189,6 +189,7 @@ struct gps_knobs {
 	unsigned int bulk_blocks;	/* changed blocks that skip the queue */
 	u64 max_bytes;			/* cap on replica memory, 0: none */
 	u64 node_max_bytes;		/* per-node cap on replicas, 0: none */
+	u64 node_reserve_bytes;		/* kept free above the high wmarks */
 	unsigned int track_policy;	/* GPS_TRACK_POLICY_* */
 	u64 link_bandwidth;		/* bytes/s of each device's link, 0: unlimited */
 	u64 link_latency_ns;		/* added before a fence returns */
@@ -241,8 +242,8 @@ int gps_read(struct gps_ctx *ctx, struct gps_copy_args *args);
 int gps_query(struct gps_ctx *ctx, struct gps_query_args *args);
 struct gps_alloc *gps_alloc_find_view(struct gps_ctx *ctx, pgoff_t pgoff,
 				      unsigned long npages);
-int gps_subscribe_page(struct gps_alloc *a, unsigned long g, int dev,
-		       bool zap);
+void gps_quiesce(struct gps_alloc *a, unsigned long first, unsigned long nr);
+int gps_subscribe_page(struct gps_alloc *a, unsigned long g, int dev);
 void gps_unsubscribe_page(struct gps_alloc *a, unsigned long g, int dev,
 			  bool zap);
 extern struct mutex gps_all_allocs_lock;
@@ -254,6 +255,7 @@ int gps_track(struct gps_ctx *ctx, struct gps_track_args *args);
 /* gps_link.c */
 void gps_link_charge(struct gps_dev *dev, u64 bytes);
 void gps_link_wait(struct gps_dev *dev, bool latency);
+void gps_link_wait_all(unsigned long mask, bool latency);
 void gps_link_reset(void);
 
 /* gps_fault.c */

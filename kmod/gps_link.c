@@ -51,22 +51,20 @@ void gps_link_reset(void)
 {
 	int d;
 
-	for (d = 0; d < gps_nr_devs; d++)
+	for (d = 0; d < gps_nr_devs; d++) {
+		mutex_lock(&gps_devs[d].harvest_lock);
 		WRITE_ONCE(gps_devs[d].link_free_ns, 0);
+		mutex_unlock(&gps_devs[d].harvest_lock);
+	}
 }
 
-/**
- * gps_link_wait() - sleep until @dev's link has carried what it was given
- * @dev: device; no lock held
- * @latency: add link_latency_ns (a fence waits for the last byte to land)
- *
- * Sleeps killably: a fatal signal (or, for the push thread, a stop)
- * ends the wait: the data is in place, only the model's timing is cut
- * short.
+/*
+ * Sleep until @until (ns), killably: a fatal signal (or, for the push
+ * thread, a stop) ends the wait: the data is in place, only the model's
+ * timing is cut short.  The time waited is charged to @dev.
  */
-void gps_link_wait(struct gps_dev *dev, bool latency)
+static void gps_link_sleep(struct gps_dev *dev, u64 until, bool latency)
 {
-	u64 until = READ_ONCE(dev->link_free_ns);
 	u64 start = ktime_get_ns(), now = start;
 
 	if (latency)
@@ -82,4 +80,39 @@ void gps_link_wait(struct gps_dev *dev, bool latency)
 	}
 	if (now > start)
 		atomic64_add(now - start, &dev->stats.link_wait_ns);
+}
+
+/**
+ * gps_link_wait() - sleep until @dev's link has carried what it was given
+ * @dev: device; no lock held
+ * @latency: add link_latency_ns (a fence waits for the last byte to land)
+ */
+void gps_link_wait(struct gps_dev *dev, bool latency)
+{
+	gps_link_sleep(dev, READ_ONCE(dev->link_free_ns), latency);
+}
+
+/**
+ * gps_link_wait_all() - sleep until every link of @mask is idle
+ * @mask: devices whose links carry a release's pushes at the same time
+ * @latency: add link_latency_ns once
+ *
+ * A release of several devices costs the slowest link, not the sum.
+ * The wait is charged to that device.
+ */
+void gps_link_wait_all(unsigned long mask, bool latency)
+{
+	u64 until = 0;
+	int d, last = -1;
+
+	for_each_set_bit(d, &mask, gps_nr_devs) {
+		u64 t = READ_ONCE(gps_devs[d].link_free_ns);
+
+		if (last < 0 || t > until) {
+			until = t;
+			last = d;
+		}
+	}
+	if (last >= 0)
+		gps_link_sleep(&gps_devs[last], until, latency);
 }

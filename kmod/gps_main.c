@@ -37,8 +37,9 @@ struct gps_knobs gps_knobs = {
 	.harvest_interval_us = 1000,
 	.dirty_wake = 64,
 	.bulk_blocks = 16,
-	.track_policy = GPS_TRACK_POLICY_READ,
+	.track_policy = GPS_TRACK_POLICY_TOUCHED,
 	.max_bytes = 0,
+	.node_reserve_bytes = 32 << 20,
 };
 
 DEFINE_MUTEX(gps_knob_lock);	/* serialises knob changes */

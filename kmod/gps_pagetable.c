@@ -20,6 +20,8 @@
 #include <linux/slab.h>
 #include <linux/pagemap.h>
 #include <linux/topology.h>
+#include <linux/mmzone.h>
+#include <linux/vmstat.h>
 #include "gps_internal.h"
 
 static size_t gps_replica_bytes(unsigned int nr_sub)
@@ -29,13 +31,45 @@ static size_t gps_replica_bytes(unsigned int nr_sub)
 	       BITS_TO_LONGS(nr_sub) * sizeof(unsigned long);
 }
 
-/* The sysfs caps: all replicas (max_bytes), one node's (node_max_bytes). */
+/*
+ * Would @nr more pages take @nid's free memory below its zones' high
+ * watermarks plus node_reserve_bytes?  Past that point the kernel starts
+ * reclaiming for everyone and, with replicas unreclaimable, the next
+ * allocation of the program (or of anyone) ends in the OOM killer; a
+ * replica is a hint, so it gives way first.  Racy by design: concurrent
+ * callers may overshoot by what they allocate at once.
+ */
+static bool gps_node_low(int nid, unsigned int nr)
+{
+	u64 reserve = READ_ONCE(gps_knobs.node_reserve_bytes) >> PAGE_SHIFT;
+	pg_data_t *pgdat = NODE_DATA(nid);
+	unsigned long free = 0, high = 0;
+	int z;
+
+	for (z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &pgdat->node_zones[z];
+
+		if (!managed_zone(zone))
+			continue;
+		free += zone_page_state(zone, NR_FREE_PAGES);
+		high += high_wmark_pages(zone);
+	}
+	return free < (u64)high + reserve + nr;
+}
+
+/*
+ * The sysfs caps, all replicas (max_bytes) and one node's
+ * (node_max_bytes), and the node's reserve (node_reserve_bytes).
+ */
 static bool gps_charge(int dev, unsigned int nr)
 {
 	u64 cap = READ_ONCE(gps_knobs.max_bytes);
 	u64 node_cap = READ_ONCE(gps_knobs.node_max_bytes);
-	u64 now = atomic64_add_return(nr, &gps_replica_pages);
+	u64 now;
 
+	if (gps_node_low(gps_devs[dev].nid, nr))
+		return false;
+	now = atomic64_add_return(nr, &gps_replica_pages);
 	if ((cap && now * PAGE_SIZE > cap) ||
 	    (node_cap && (atomic64_read(&gps_devs[dev].stats.replica_pages) +
 			  nr) * PAGE_SIZE > node_cap)) {

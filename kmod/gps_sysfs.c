@@ -270,6 +270,27 @@ static ssize_t node_max_bytes_store(struct kobject *kobj,
 }
 GPS_ATTR(node_max_bytes);
 
+static ssize_t node_reserve_bytes_show(struct kobject *kobj,
+				       struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n",
+			  READ_ONCE(gps_knobs.node_reserve_bytes));
+}
+
+static ssize_t node_reserve_bytes_store(struct kobject *kobj,
+					struct kobj_attribute *attr,
+					const char *buf, size_t count)
+{
+	u64 val;
+	int ret = gps_parse_u64(buf, 0, U64_MAX, &val);
+
+	if (ret)
+		return ret;
+	WRITE_ONCE(gps_knobs.node_reserve_bytes, val);
+	return count;
+}
+GPS_ATTR(node_reserve_bytes);
+
 static const char * const gps_track_policies[] = {
 	[GPS_TRACK_POLICY_TOUCHED] = "touched",
 	[GPS_TRACK_POLICY_READ] = "read",
@@ -395,6 +416,7 @@ static struct attribute *gps_attrs[] = {
 	&bulk_blocks_attr.attr,
 	&max_bytes_attr.attr,
 	&node_max_bytes_attr.attr,
+	&node_reserve_bytes_attr.attr,
 	&track_policy_attr.attr,
 	&link_bandwidth_attr.attr,
 	&link_latency_ns_attr.attr,

@@ -127,14 +127,53 @@ static void gps_fence_locked(struct gps_dev *dev, struct gps_fence_stats *st)
 
 static int gps_fence_one(struct gps_dev *dev, struct gps_fence_stats *st)
 {
-	u64 before = st->bytes_pushed;
-
 	if (mutex_lock_killable(&dev->harvest_lock))
 		return -EINTR;
 	gps_fence_locked(dev, st);
 	mutex_unlock(&dev->harvest_lock);
-	/* Done when the link model says the last byte has landed. */
-	gps_link_wait(dev, st->bytes_pushed != before);
+	return 0;
+}
+
+/**
+ * gps_fence_devices() - publish every store the devices of @mask made
+ *	before the call
+ * @mask: devices; all of them is a system-wide release
+ * @st: statistics of the work done
+ *
+ * Each device named is fenced, then each device whose replicas they
+ * wrote into as non-subscribers (their stores sit on that owner's dirty
+ * list).  The devices' links carry their pushes at the same time, so the
+ * fence then waits once, for the link that finishes last, and pays the
+ * link latency once if anything was pushed.
+ *
+ * Returns 0, or -EINTR if a fatal signal arrived while waiting.
+ */
+int gps_fence_devices(u64 mask, struct gps_fence_stats *st)
+{
+	u64 all = gps_nr_devs == 64 ? ~0ULL : BIT_ULL(gps_nr_devs) - 1;
+	unsigned long named = mask & all, remote = 0, fenced;
+	u64 before = st->bytes_pushed;
+	int d, ret;
+
+	for_each_set_bit(d, &named, gps_nr_devs)
+		remote |= atomic_long_xchg(&gps_devs[d].remote_mask, 0);
+	remote &= all & ~named;
+	fenced = named | remote;
+	/* The named devices in order, then the owners they wrote into. */
+	for_each_set_bit(d, &named, gps_nr_devs) {
+		ret = gps_fence_one(&gps_devs[d], st);
+		if (ret)
+			return ret;
+	}
+	for_each_set_bit(d, &remote, gps_nr_devs) {
+		ret = gps_fence_one(&gps_devs[d], st);
+		if (ret)
+			return ret;
+	}
+	gps_link_wait_all(fenced, st->bytes_pushed != before);
+	trace_gps_fence(named == all ? (int)GPS_FENCE_ALL : __ffs(named),
+			st->pages_harvested, st->blocks_pushed,
+			st->bytes_pushed);
 	return 0;
 }
 
@@ -147,54 +186,10 @@ static int gps_fence_one(struct gps_dev *dev, struct gps_fence_stats *st)
  */
 int gps_fence(int device, struct gps_fence_stats *st)
 {
-	unsigned long remote;
-	int d, ret;
-
-	if (device == (int)GPS_FENCE_ALL) {
-		for (d = 0; d < gps_nr_devs; d++) {
-			atomic_long_set(&gps_devs[d].remote_mask, 0);
-			ret = gps_fence_one(&gps_devs[d], st);
-			if (ret)
-				return ret;
-		}
-		goto out;
-	}
-	remote = atomic_long_xchg(&gps_devs[device].remote_mask, 0);
-	ret = gps_fence_one(&gps_devs[device], st);
-	if (ret)
-		return ret;
-	for_each_set_bit(d, &remote, gps_nr_devs) {
-		if (d == device)
-			continue;
-		ret = gps_fence_one(&gps_devs[d], st);
-		if (ret)
-			return ret;
-	}
-out:
-	trace_gps_fence(device, st->pages_harvested, st->blocks_pushed,
-			st->bytes_pushed);
-	return 0;
-}
-
-/**
- * gps_fence_devices() - fence every device of a mask
- * @mask: devices; all of them is a system-wide release
- * @st: statistics of the work done
- */
-int gps_fence_devices(u64 mask, struct gps_fence_stats *st)
-{
 	u64 all = gps_nr_devs == 64 ? ~0ULL : BIT_ULL(gps_nr_devs) - 1;
-	unsigned long m = mask;
-	int d, ret;
 
-	if (mask == all)
-		return gps_fence(GPS_FENCE_ALL, st);
-	for_each_set_bit(d, &m, gps_nr_devs) {
-		ret = gps_fence(d, st);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	return gps_fence_devices(device == (int)GPS_FENCE_ALL ? all :
+				 BIT_ULL(device), st);
 }
 
 /**

@@ -7,14 +7,15 @@
  * default) and zaps every view, so that each device's first touch of each
  * page faults; the fault paths then set the device's bit in the page's
  * touched_r (read fault) or touched_w (write fault, page_mkwrite) mask.
- * A page that is harvested is zapped again, so a device that wrote first
- * and reads later is usually seen reading too.
+ * The MMU cannot see a load from a page its device made writable, so a
+ * device that wrote a page first and read it afterwards may look like a
+ * writer only.
  *
  * GPS_TRACK_STOP keeps, per page, the subscribers that used it: under
- * track_policy "touched" (the paper) those that read or wrote it, under
- * "read" only those that read it, since a device that only writes a page
- * does not need others' updates of it.  Stores made so far are published
- * first.  A page nobody used keeps one copy, on the home device if it
+ * track_policy "touched" (the paper, and the default) those that read or
+ * wrote it, which keeps a device that wrote and then read; under "read",
+ * an opt-in for programs whose writers never read what they write, only
+ * those seen reading it.  Stores made so far are published first.  A page nobody used keeps one copy, on the home device if it
  * has one; a page left with one subscriber is conventional from then on
  * (no capture, no pushes): a demotion.  Collapsed pages are left alone.
  * Tracking again later starts from full subscription again, so the
@@ -36,7 +37,7 @@ static void gps_track_start(struct gps_alloc *a, struct gps_track_args *args)
 	unsigned long g;
 	int d, ret;
 
-	gps_zap_views(a, 0, a->nr_gpages, NULL);
+	gps_quiesce(a, 0, a->nr_gpages);
 	for (g = 0; g < a->nr_gpages; g++) {
 		struct gps_gpage *gp = gps_gpage(a, g);
 
@@ -45,7 +46,7 @@ static void gps_track_start(struct gps_alloc *a, struct gps_track_args *args)
 		if (gp->collapsed)
 			continue;
 		for (d = 0; d < gps_nr_devs; d++) {
-			ret = gps_subscribe_page(a, g, d, false);
+			ret = gps_subscribe_page(a, g, d);
 			if (ret < 0)
 				args->failed++;
 			else
@@ -82,8 +83,7 @@ static void gps_track_stop(struct gps_alloc *a, struct gps_track_args *args)
 
 	WRITE_ONCE(a->tracking, false);
 	/* Stop writes, publish them, then drop the unused replicas. */
-	gps_zap_views(a, 0, a->nr_gpages, NULL);
-	gps_drain_all_locked(NULL);
+	gps_quiesce(a, 0, a->nr_gpages);
 	for (g = 0; g < a->nr_gpages; g++) {
 		struct gps_gpage *gp = gps_gpage(a, g);
 		u64 keep, before = gp->subs;

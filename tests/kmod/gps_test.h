@@ -447,6 +447,35 @@ static inline int gps_set_policy(const char *policy)
 	return gps_set_knob_str("track_policy", policy);
 }
 
+/* GPS_IOC_TRACK start or stop; 0 or -errno, the counters in @out. */
+static inline int gps_track(int fd, uint32_t op, struct gps_track_args *out)
+{
+	struct gps_track_args t = { .op = op };
+	int ret = ioctl(fd, GPS_IOC_TRACK, &t) ? -errno : 0;
+
+	if (out)
+		*out = t;
+	return ret;
+}
+
+/* The track_policy in force ("read" or "touched"), or NULL. */
+static inline const char *gps_policy(void)
+{
+	char buf[64] = "";
+	FILE *f = fopen(GPS_SYSFS "track_policy", "r");
+
+	if (!f)
+		return NULL;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	if (strstr(buf, "[read]"))
+		return "read";
+	if (strstr(buf, "[touched]"))
+		return "touched";
+	return NULL;
+}
+
 /* A number from the environment (soak settings), or @def. */
 static inline long gps_env_long(const char *name, long def)
 {

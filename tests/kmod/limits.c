@@ -5,7 +5,9 @@
  * turns an allocation that does not fit into -ENOMEM with nothing left
  * behind; the total cap max_bytes does the same; /dev/gps is usable by
  * any user but only CAP_SYS_ADMIN changes a knob; a process cannot map
- * another process's allocation.
+ * another process's allocation; with no cap set, replicas that would
+ * take a node below its reserve fail softly, and the program that filled
+ * the nodes goes on allocating host memory without an OOM kill.
  */
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -154,6 +156,102 @@ TEST_F(limits, max_bytes_cap)
 			       0, 0, 0));
 	ASSERT_EQ(replicas + 256, gps_knob("replica_pages"));
 	ASSERT_EQ(0, gps_free(self->fd, &b));
+}
+
+static long long vmstat(const char *name)
+{
+	char key[64];
+	long long v, found = -1;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %lld", key, &v) == 2)
+		if (!strcmp(key, name))
+			found = v;
+	fclose(f);
+	return found;
+}
+
+#define FILL_CHUNK	(32 << 20)
+#define FILL_MAX	256
+
+/*
+ * Child of nodes_fill_without_oom: allocate automatic GPS memory until
+ * no node can hold another copy, check the data of the last allocation,
+ * then allocate and touch host memory.  Exit 0, or the failed step.
+ */
+static int fill_nodes(int fd, int nr)
+{
+	static struct gps_buf bufs[FILL_MAX];
+	unsigned char *want = malloc(1 << 20);
+	int n = 0, i, ret;
+
+	if (!want)
+		return 10;
+	for (i = 0; i < (1 << 20); i++)
+		want[i] = (unsigned char)(i * 13 + 5);
+	while (n < FILL_MAX) {
+		ret = gps_alloc(fd, &bufs[n], FILL_CHUNK, GPS_MEM_GPS, 0,
+				n % nr, 0);
+		if (ret == -ENOMEM)
+			break;
+		if (ret)
+			return 11;
+		n++;
+	}
+	if (n == FILL_MAX || n == 0)
+		return 12;	/* never full, or nothing fitted */
+	/* what was allocated works: every device sees a write */
+	if (gps_write(fd, &bufs[n - 1], 0, want, 1 << 20))
+		return 13;
+	if (gps_replicas_differ(fd, &bufs[n - 1], nr, 0, want, 1 << 20) >= 0)
+		return 14;
+	/* and the program can still allocate: 4 x 16 MiB, touched */
+	for (i = 0; i < 4; i++) {
+		char *p = malloc(16 << 20);
+
+		if (!p)
+			return 15;
+		memset(p, i + 1, 16 << 20);
+		free(p);
+	}
+	while (n--)
+		if (gps_free(fd, &bufs[n]))
+			return 16;
+	free(want);
+	return 0;
+}
+
+/*
+ * No cap set: allocating more than the nodes hold ends in -ENOMEM with
+ * every node above its reserve, replicas left out are counted, and no
+ * process is OOM-killed, neither the filler nor anyone else.
+ */
+TEST_F_TIMEOUT(limits, nodes_fill_without_oom, 600)
+{
+	long long ooms = vmstat("oom_kill");
+	long long failed = gps_stat_sum(self->fd, "subscribe_failed");
+	struct gps_usage start = gps_usage();
+	int status;
+	pid_t pid;
+
+	ASSERT_GE(ooms, 0);
+	ASSERT_EQ(0, gps_knob("max_bytes"));
+	ASSERT_EQ(0, gps_knob("node_max_bytes"));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		_exit(fill_nodes(self->fd, self->nr));
+	status = gps_wait_child(pid);
+	ASSERT_TRUE(WIFEXITED(status)) {
+		TH_LOG("filler killed by signal %d", WTERMSIG(status));
+	}
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(ooms, vmstat("oom_kill"));
+	if (self->nr > 1)
+		ASSERT_LT(failed, gps_stat_sum(self->fd, "subscribe_failed"));
+	ASSERT_TRUE(gps_usage_eq(start, gps_usage_wait(start, 2000)));
 }
 
 /* Any user may use /dev/gps; only CAP_SYS_ADMIN changes knobs. */

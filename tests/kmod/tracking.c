@@ -54,16 +54,6 @@ FIXTURE_TEARDOWN(track)
 	EXPECT_EQ(0, close(self->fd));
 }
 
-static int gps_track(int fd, uint32_t op, struct gps_track_args *out)
-{
-	struct gps_track_args t = { .op = op };
-	int ret = ioctl(fd, GPS_IOC_TRACK, &t) ? -errno : 0;
-
-	if (out)
-		*out = t;
-	return ret;
-}
-
 static uint64_t bit(int d)
 {
 	return 1ULL << d;
