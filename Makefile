@@ -8,23 +8,38 @@
 #                   debug kernel (tools/gps-debug-kernel: KASAN, lockdep,
 #                   kmemleak, ...; cached in build/debug-kernel), run the
 #                   host unit tests, then the VM tests for every kernel
-#                   series (6.1, 6.12 and the debug kernel) x node count;
-#                   ends with "N passed, N failed".  DEBUG_KERNEL=0 leaves
-#                   the debug kernel out (a quicker run while developing)
+#                   series (6.1, 6.12 and the debug kernel) x node count,
+#                   and in the guests of several vCPUs per node of
+#                   MULTI_GUESTS; ends with "N passed, N failed".
+#                   DEBUG_KERNEL=0 leaves the debug kernel out (a quicker
+#                   run while developing)
 #   make check-debug  only the debug kernel's VM tests, at DEBUG_NODES
 #                   nodes; any KASAN, lockdep, WARN, BUG or kmemleak
 #                   report fails
 #   make run        the main job: RUN_CMD in a RUN_NODES-node RUN_SERIES VM
+#                   with RUN_CPUS vCPUs per node (default: as many as the
+#                   host's cores allow, nproc / RUN_NODES, at least 1)
+#   make soak       torture, fuzz and kill for DURATION seconds per kernel
+#                   series (SOAK_SERIES) in a SOAK_NODES-node guest of
+#                   SOAK_CPUS vCPUs per node (tools/gps-soak); one line of
+#                   figures per guest
+#   make bundle BUNDLE=DIR  a self-contained test bed folder (qemu, its
+#                   libraries and firmware, the kernels, the payload, DIR/run)
+#                   for a many-core machine without qemu (tools/gps-bundle)
 #   make install    the library (PREFIX, DESTDIR), delegated to lib/
 #   make lint       shellcheck the scripts
 #
 # Variables: SERIES (kernel series, default "6.1 6.12"), NODES (node counts
-# for check, default "1 2 4"), GPS_DEBUG=1 (build with CONFIG_GPS_DEBUG),
+# for check, default "1 2 4"), MULTI_GUESTS (check's guests of several
+# vCPUs per node, SERIES/NODESxCPUS, default "6.12/2x2 6.1/4x2"),
+# GPS_DEBUG=1 (build with CONFIG_GPS_DEBUG),
 # VM_TIMEOUT (seconds per VM), NO_DEPS=1; for check-debug DEBUG_NODES
 # (default "2 4") and DEBUG_VM_TIMEOUT.
 
 SERIES ?= 6.1 6.12
 NODES ?= 1 2 4
+# guests of several vCPUs per node in make check: SERIES/NODESxCPUS
+MULTI_GUESTS ?= 6.12/2x2 6.1/4x2
 VM_TIMEOUT ?= 900
 # guests booted at the same time by make check (1: consoles streamed)
 JOBS ?= 1
@@ -36,6 +51,15 @@ BUILD := $(CURDIR)/build
 
 RUN_SERIES ?= 6.12
 RUN_NODES ?= 4
+# vCPUs per node: as many as the host has cores for (empty: nproc/RUN_NODES)
+RUN_CPUS ?=
+# make soak: seconds per guest, series, nodes, vCPUs per node (empty:
+# nproc/SOAK_NODES, at least 2)
+DURATION ?= 600
+SOAK_SERIES ?= 6.1 6.12
+SOAK_NODES ?= 4
+SOAK_CPUS ?=
+BUNDLE ?= build/bed
 # The main workload (a path relative to the repo, run in the VM's /gps):
 # examples/mvmul once it exists, the foundation kselftest until then.
 RUN_CMD ?= $(if $(wildcard examples/mvmul.c),build/examples/mvmul,build/tests/kmod/foundation)
@@ -46,6 +70,7 @@ DESTDIR ?=
 HAVE_LIB := $(wildcard lib/Makefile)
 HAVE_BENCH := $(wildcard bench/Makefile)
 SCRIPTS := tools/gps-vm tools/gps-kernel tools/install-deps.sh \
+	tools/gps-soak tools/gps-soak-guest tools/gps-bundle \
 	tests/run-check.sh tests/runtests.sh .ci/run
 
 KMOD_FLAGS := GPS_INCLUDE=$(CURDIR)/include KCFLAGS=-Werror
@@ -104,7 +129,8 @@ ifeq ($(DEBUG_KERNEL),1)
 	tools/gps-debug-kernel build
 	$(MAKE) module-debug
 endif
-	tests/run-check.sh -s "$(CHECK_SERIES)" -n "$(NODES)" -t $(VM_TIMEOUT) -j $(JOBS)
+	tests/run-check.sh -s "$(CHECK_SERIES)" -n "$(NODES)" -g "$(MULTI_GUESTS)" \
+		-t $(VM_TIMEOUT) -j $(JOBS)
 
 check-debug: FORCE
 	$(DEPS)
@@ -115,7 +141,22 @@ check-debug: FORCE
 run: FORCE
 	$(DEPS)
 	$(MAKE) all
-	tools/gps-vm -B -k $(RUN_SERIES) -n $(RUN_NODES) -t $(VM_TIMEOUT) -- $(RUN_CMD)
+	@host=$$(nproc); cpus=$(RUN_CPUS); \
+	[ -n "$$cpus" ] || cpus=$$((host / $(RUN_NODES))); \
+	[ "$$cpus" -ge 1 ] || cpus=1; \
+	echo "make run: kernel $(RUN_SERIES), $(RUN_NODES) nodes x $$cpus vCPUs per node (host: $$host cores): $(RUN_CMD)"; \
+	tools/gps-vm -B -k $(RUN_SERIES) -n $(RUN_NODES) -c $$cpus -t $(VM_TIMEOUT) -- $(RUN_CMD)
+
+soak: FORCE
+	$(DEPS)
+	$(MAKE) all
+	tools/gps-soak -B -k "$(SOAK_SERIES)" -n $(SOAK_NODES) \
+		$(if $(SOAK_CPUS),-C $(SOAK_CPUS)) -d $(DURATION)
+
+bundle: FORCE
+	$(DEPS)
+	$(MAKE) all
+	tools/gps-bundle -B -k "$(SERIES)" $(BUNDLE)
 
 install: FORCE
 ifneq ($(HAVE_LIB),)
@@ -139,4 +180,4 @@ distclean: clean
 
 FORCE:
 
-.PHONY: all modules lib tests tools check check-debug run install clean distclean FORCE
+.PHONY: all modules lib tests tools check check-debug run soak bundle install clean distclean FORCE

@@ -3,10 +3,14 @@
 #
 # run-check.sh: every test of gps, what `make check` runs after building.
 #
-#   tests/run-check.sh [-s "6.1 6.12"] [-n "1 2 4"] [-t SECS] [-j JOBS] [-U] [-V]
+#   tests/run-check.sh [-s "6.1 6.12"] [-n "1 2 4"] [-g "6.12/2x2 6.1/4x2"]
+#                      [-t SECS] [-j JOBS] [-U] [-V]
 #
 #   -s SERIES   kernel series to boot (default: "6.1 6.12")
-#   -n NODES    node counts to boot each series with (default: "1 2 4")
+#   -n NODES    guests to boot each series with: N (N nodes of one vCPU)
+#               or NxC (N nodes of C vCPUs each) (default: "1 2 4")
+#   -g GUESTS   more guests, each of one series: SERIES/N or SERIES/NxC
+#               (default: none; make check: "6.12/2x2 6.1/4x2")
 #   -t SECS     timeout of one VM (default: 900)
 #   -j JOBS     guests run at the same time (default: 1, consoles streamed;
 #               more: consoles only in the logs, failures printed at the end)
@@ -16,8 +20,11 @@
 # 1. the host unit tests (build/tests/unit/*, ASan+UBSan) through
 #    tests/runtests.sh, with GPSU_DEVICE=/nonexistent/gps so that they never
 #    reach a real /dev/gps;
-# 2. per series x node count, a gps-vm guest runs tests/runtests.sh -K with
-#    gps.ko: insmod, build/tests/kmod/* then build/tests/lib/*, rmmod.
+# 2. per series x node count (and per -g guest), a gps-vm guest runs
+#    tests/runtests.sh -K with gps.ko: insmod, build/tests/kmod/* then
+#    build/tests/lib/*, rmmod.  A guest of N nodes x C vCPUs has N sockets
+#    of C cores (gps-vm -n N -c C); its log is vm-SERIES-Nn.log when C is 1,
+#    vm-SERIES-NxC.log otherwise, and its results are named likewise.
 # Ends with one line "N passed, N failed, N skipped"; exits 1 on any failed
 # test or any VM that did not complete.  Logs: build/check/last/.
 set -euo pipefail
@@ -26,15 +33,17 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$top/build}
 series="6.1 6.12"
 nodes="1 2 4"
+extra=
 timeout=900
 unit=1
 vm=1
 jobs=1
 
-while getopts "s:n:t:j:UV" opt; do
+while getopts "s:n:g:t:j:UV" opt; do
 	case $opt in
 	s) series=$OPTARG ;;
 	n) nodes=$OPTARG ;;
+	g) extra=$OPTARG ;;
 	t) timeout=$OPTARG ;;
 	j) jobs=$OPTARG ;;
 	U) unit=0 ;;
@@ -44,6 +53,33 @@ while getopts "s:n:t:j:UV" opt; do
 done
 
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "run-check.sh: bad -j '$jobs'" >&2; exit 2; }
+
+# The guests: "SERIES NODES CPUS NAME", NAME as in the logs and results
+guests=()
+guest() {	# guest SERIES N|NxC
+	local n c
+	if [[ $2 =~ ^([1-9][0-9]*)(x([1-9][0-9]*))?$ ]]; then
+		n=${BASH_REMATCH[1]}
+		c=${BASH_REMATCH[3]:-1}
+	else
+		echo "run-check.sh: bad guest '$2' (N or NxC)" >&2
+		exit 2
+	fi
+	if [ "$c" = 1 ]; then
+		guests+=("$1 $n 1 ${n}n")
+	else
+		guests+=("$1 $n $c ${n}x$c")
+	fi
+}
+for s in $series; do
+	for n in $nodes; do
+		guest "$s" "$n"
+	done
+done
+for g in $extra; do
+	[[ $g == */* ]] || { echo "run-check.sh: bad -g guest '$g' (SERIES/N[xC])" >&2; exit 2; }
+	guest "${g%%/*}" "${g#*/}"
+done
 
 # Logs of this run in their own directory (several runs may share a tree),
 # build/check/last points at the newest; the 5 newest are kept.
@@ -100,29 +136,34 @@ if [ "$unit" = 1 ]; then
 	fi
 fi
 
-# vm_run SERIES NODES QUIET: one guest running every VM test; its console
-# log in $logs/vm-SERIES-NODESn.log, status and seconds in .rc
+# describe NODES CPUS: "4 node(s)" or "4 nodes x 2 vCPUs"
+describe() {
+	if [ "$2" = 1 ]; then echo "$1 node(s)"; else echo "$1 nodes x $2 vCPUs"; fi
+}
+
+# vm_run SERIES NODES CPUS NAME QUIET: one guest running every VM test; its
+# console log in $logs/vm-SERIES-NAME.log, status and seconds in .rc
 vm_run() {
-	local s=$1 n=$2 q=$3 log=$logs/vm-$1-$2n.log t0 rc=0
-	local opts=(-B -N -k "$s" -n "$n" -t "$timeout" -o "$log")
+	local s=$1 n=$2 c=$3 name=$4 q=$5 log=$logs/vm-$1-$4.log t0 rc=0
+	local opts=(-B -N -k "$s" -n "$n" -c "$c" -t "$timeout" -o "$log")
 	[ "$q" = 0 ] || opts+=(-q)
 	t0=$(date +%s)
 	"$top/tools/gps-vm" "${opts[@]}" -- tests/runtests.sh -K \
-		-m kmod/gps.ko -p "$s/${n}n" "${bins[@]}" || rc=$?
+		-m kmod/gps.ko -p "$s/$name" "${bins[@]}" || rc=$?
 	echo "$rc $(($(date +%s) - t0))" >"$log.rc"
 }
 
-# vm_account SERIES NODES: add a finished guest's results to the totals
+# vm_account SERIES NODES CPUS NAME: add a finished guest's results
 vm_account() {
-	local s=$1 n=$2 log=$logs/vm-$1-$2n.log rc secs
+	local s=$1 n=$2 c=$3 name=$4 log=$logs/vm-$1-$4.log rc secs
 	read -r rc secs <"$log.rc" || { rc=125; secs=0; }
-	account "$log" "VM $s/${n}n"
-	echo "##### VM: kernel $s, $n node(s): status $rc, ${secs}s"
+	account "$log" "VM $s/$name"
+	echo "##### VM: kernel $s, $(describe "$n" "$c"): status $rc, ${secs}s"
 	if [ "$rc" != 0 ] && [ "$rc" != 1 ] &&
 	   grep -aq '^GPS-SUMMARY: ' "$log"; then
 		# the runner finished but the guest did not exit cleanly
 		failed=$((failed + 1))
-		failures+=("VM $s/${n}n: guest exit status $rc")
+		failures+=("VM $s/$name: guest exit status $rc")
 	fi
 }
 
@@ -130,32 +171,31 @@ if [ "$vm" = 1 ]; then
 	mapfile -t bins < <(cd "$top" && find build/tests/kmod build/tests/lib \
 		-maxdepth 1 -type f -perm -u+x 2>/dev/null | sort)
 	if [ "$jobs" -le 1 ]; then
-		for s in $series; do
-			for n in $nodes; do
-				echo "##### VM: kernel $s, $n node(s)"
-				vm_run "$s" "$n" 0
-				vm_account "$s" "$n"
-			done
+		for g in "${guests[@]}"; do
+			read -r s n c name <<<"$g"
+			echo "##### VM: kernel $s, $(describe "$n" "$c")"
+			vm_run "$s" "$n" "$c" "$name" 0
+			vm_account "$s" "$n" "$c" "$name"
 		done
 	else
 		# several guests at once, each console only in its log; the
-		# biggest first so that the small ones fill the gaps
-		echo "##### VMs: kernel(s) $series x node(s) $nodes, $jobs at a time"
-		for n in $(tr ' ' '\n' <<<"$nodes" | sort -rn); do
-			for s in $series; do
-				while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
-					wait -n || true
-				done
-				vm_run "$s" "$n" 1 &
+		# biggest (most vCPUs) first so that the small ones fill the gaps
+		echo "##### VMs: ${#guests[@]} guests, $jobs at a time"
+		while read -r _ s n c name; do
+			while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
+				wait -n || true
 			done
-		done
+			vm_run "$s" "$n" "$c" "$name" 1 &
+		done < <(for g in "${guests[@]}"; do
+			read -r s n c _ <<<"$g"
+			echo "$((n * c)) $g"
+		done | sort -s -k1,1rn)
 		wait
-		for s in $series; do
-			for n in $nodes; do
-				log=$logs/vm-$s-${n}n.log
-				grep -a '^GPS-RESULT: FAIL\|^GPS-SUMMARY' "$log" || true
-				vm_account "$s" "$n"
-			done
+		for g in "${guests[@]}"; do
+			read -r s n c name <<<"$g"
+			log=$logs/vm-$s-$name.log
+			grep -a '^GPS-RESULT: FAIL\|^GPS-SUMMARY' "$log" || true
+			vm_account "$s" "$n" "$c" "$name"
 		done
 	fi
 fi
