@@ -447,6 +447,35 @@ static inline int gps_set_policy(const char *policy)
 	return gps_set_knob_str("track_policy", policy);
 }
 
+#ifdef CPU_SET
+/* The CPUs of NUMA node @node (its sysfs cpulist); 0 or -1. */
+static inline int gps_node_cpus(int node, cpu_set_t *set)
+{
+	char path[128], buf[1024], *s, *tok;
+	FILE *f;
+	int n = 0;
+
+	CPU_ZERO(set);
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist",
+		 node);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	for (tok = strtok_r(buf, ",\n", &s); tok; tok = strtok_r(NULL, ",\n", &s)) {
+		int lo, hi, c;
+
+		if (sscanf(tok, "%d-%d", &lo, &hi) != 2)
+			hi = lo = atoi(tok);
+		for (c = lo; c <= hi && c < CPU_SETSIZE; c++, n++)
+			CPU_SET(c, set);
+	}
+	return n ? 0 : -1;
+}
+#endif
+
 /* GPS_IOC_TRACK start or stop; 0 or -errno, the counters in @out. */
 static inline int gps_track(int fd, uint32_t op, struct gps_track_args *out)
 {

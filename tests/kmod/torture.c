@@ -20,12 +20,12 @@
  * anomaly.  Bounded in time: GPS_TORTURE_SECS (default 6) seconds of
  * rounds; GPS_TORTURE_PROCS (default 2) processes; GPS_TORTURE_SEED.
  */
-#include "kselftest_harness.h"
-#include "gps_test.h"
-
 #include <pthread.h>
 #include <sched.h>
 #include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "gps_test.h"
 
 #define TT_ALLOCS	3
 #define TT_BLOCK	128		/* bytes per checked block */
@@ -46,12 +46,13 @@ static const struct {
 
 enum tt_op {
 	T_STORE, T_FENCE, T_SUB, T_UNSUB, T_COLLAPSE, T_TRACK, T_EXTRA,
-	T_RELEASE, T_CHECKED, T_NR
+	T_RESUB, T_RELEASE, T_CHECKED, T_NR
 };
 
 static const char *const tt_op_name[T_NR] = {
 	"stores", "fences", "subscribes", "unsubscribes", "collapses",
-	"track-toggles", "extra-allocs", "releases", "slots-checked",
+	"track-toggles", "extra-allocs", "resubscribes", "releases",
+	"slots-checked",
 };
 
 /* Shared by every process (MAP_SHARED anonymous). */
@@ -78,6 +79,8 @@ struct tt_thread {
 	int priv_fd;		/* the process's own file */
 	int toggler;		/* toggles tracking on priv_fd (and shared) */
 	uint64_t rng;
+	int last_a;		/* the block of our last store, or -1 */
+	uint64_t last_b;
 	unsigned char *view[TT_ALLOCS][GPS_MAX_DEVICES];
 	unsigned char *touched[TT_ALLOCS];	/* blocks stored since check */
 };
@@ -140,8 +143,35 @@ static void do_store(struct tt_thread *t)
 		t->touched[a][b] = 1;
 		if (sh->race)
 			p[TT_RACE_SLOT] = (t->g + 1) << 24 | (seq & 0xffffff);
+		/* a thread reads its own writes, at once */
+		if (p[t->g] != seq)
+			anomaly("proc %d thread %d: alloc %d block %llu: "
+				"own store %u read back as %u", t->proc, t->g,
+				a, (unsigned long long)b, seq, p[t->g]);
+		t->last_a = a;
+		t->last_b = b;
 	}
 	op_done(T_STORE, i);
+}
+
+/*
+ * After a change of subscription or tracking: our last store still
+ * reads back through our view (the change must not reorder it behind an
+ * older store of ours).
+ */
+static void check_last(struct tt_thread *t, const char *after)
+{
+	volatile uint32_t *p;
+	uint32_t want;
+
+	if (t->last_a < 0)
+		return;
+	p = (uint32_t *)(t->view[t->last_a][t->dev] + t->last_b * TT_BLOCK);
+	want = expect_of(t->last_a, t->last_b)[t->g];
+	if (p[t->g] != want)
+		anomaly("proc %d thread %d: alloc %d block %llu: after %s "
+			"load %u, last store %u", t->proc, t->g, t->last_a,
+			(unsigned long long)t->last_b, after, p[t->g], want);
 }
 
 static void do_advise(struct tt_thread *t, uint32_t advice, int op)
@@ -164,7 +194,43 @@ static void do_advise(struct tt_thread *t, uint32_t advice, int op)
 			adv.device, a, errno);
 		return;
 	}
+	check_last(t, "advice");
 	op_done(op, 1);
+}
+
+/*
+ * Our device leaves the pages of our last store and comes back, with a
+ * store pending before each change: the newest store must win.
+ */
+static void do_resubscribe(struct tt_thread *t)
+{
+	struct gps_advise_args adv = { .device = t->dev };
+	uint64_t ps;
+	int a;
+
+	do_store(t);
+	if (t->last_a < 0)
+		return;
+	a = t->last_a;
+	ps = tt_a[a].out_page_size;
+	adv.handle = tt_a[a].handle;
+	adv.offset = t->last_b * TT_BLOCK / ps * ps;
+	adv.length = ps;
+	adv.advice = GPS_ADVISE_UNSUBSCRIBE;
+	if (ioctl(tt_fd, GPS_IOC_ADVISE, &adv)) {
+		if (errno != EBUSY)
+			anomaly("resubscribe: unsubscribe errno %d", errno);
+	}
+	check_last(t, "unsubscribe");
+	do_store(t);
+	adv.advice = GPS_ADVISE_SUBSCRIBE;
+	adv.pages_changed = 0;
+	adv.pages_failed = 0;
+	if (ioctl(tt_fd, GPS_IOC_ADVISE, &adv))
+		anomaly("resubscribe: subscribe errno %d", errno);
+	check_last(t, "resubscribe");
+	do_store(t);
+	op_done(T_RESUB, 1);
 }
 
 /* Tracking on the file(s) this thread toggles. */
@@ -182,6 +248,8 @@ static void do_track(struct tt_thread *t, int *on_priv, int *on_shared)
 		anomaly("track op %u: errno %d", k.op, errno);
 		return;
 	}
+	check_last(t, k.op == GPS_TRACK_STOP ? "tracking stop" :
+					       "tracking start");
 	*on = !*on;
 	op_done(T_TRACK, 1);
 }
@@ -321,9 +389,9 @@ static void *tt_thread_main(void *arg)
 	int r;
 	cpu_set_t cpus;
 
-	CPU_ZERO(&cpus);
-	CPU_SET(t->dev % sysconf(_SC_NPROCESSORS_ONLN), &cpus);
-	sched_setaffinity(0, sizeof(cpus), &cpus);
+	/* on our device's CPUs: with several per node they really race */
+	if (gps_node_cpus(gps_node_of(tt_fd, t->dev), &cpus) == 0)
+		sched_setaffinity(0, sizeof(cpus), &cpus);
 	for (;;) {
 		end = gps_now_ms() + TT_ROUND_MS;
 		while (gps_now_ms() < end) {
@@ -344,8 +412,10 @@ static void *tt_thread_main(void *arg)
 				do_advise(t, GPS_ADVISE_COLLAPSE, T_COLLAPSE);
 			else if (r < 990 && t->toggler)
 				do_track(t, &on_priv, &on_shared);
-			else if (r < 997)
+			else if (r < 994)
 				do_extra(t);
+			else
+				do_resubscribe(t);
 		}
 		/* the release: everyone stops, one fences everything */
 		pthread_barrier_wait(&sh->bar);
@@ -388,6 +458,7 @@ static int tt_process(int proc, long seed, long long deadline)
 		t->proc = proc;
 		t->priv_fd = priv_fd;
 		t->toggler = i == 0;
+		t->last_a = -1;
 		t->rng = (seed + 1) * 0x9E3779B97F4A7C15ULL + t->g * 104729 + 1;
 		for (a = 0; a < TT_ALLOCS; a++) {
 			t->touched[a] = calloc(tt_a[a].alloc_size / TT_BLOCK,
