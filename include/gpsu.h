@@ -295,15 +295,18 @@ gpsError_t gpsEventElapsedTime(float *ms, gpsEvent_t start, gpsEvent_t end);
 /* System scope: fences, barrier, atomics                              */
 /* ------------------------------------------------------------------ */
 
-/* Publishes the caller's device's stores to every replica now. */
+/* System-scope fence: one fence of every device; every store made so far,
+ * through any device's view, is in every replica when it returns. */
 gpsError_t gpsThreadFenceSystem(void);
 
 /*
  * A barrier for kernel threads running on several devices at once. It
- * lives in conventional memory; gpsBarrierWait is a release of the
- * caller's device (its stores are published before it arrives). All
- * @count participants must run concurrently (at most one per worker
- * pthread of each device, e.g. one block of one thread per device).
+ * lives in conventional memory; gpsBarrierWait releases as the end of a
+ * kernel does (the caller's device and the home devices of GPS memory:
+ * stores through translated and untranslated pointers are published
+ * before it arrives). All @count participants must run concurrently (at
+ * most one per worker pthread of each device, e.g. one block of one
+ * thread per device).
  */
 typedef struct gpsBarrier *gpsBarrier_t;
 

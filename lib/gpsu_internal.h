@@ -4,7 +4,8 @@
  *
  * Lock order (outer to inner):
  *
- *   gpsu.stream_lock          (list of streams, default streams)
+ *   gpsu.stream_lock          (lists of streams and events, default
+ *                              streams, stream references)
  *     stream->lock            (its op queue and state)
  *       event->lock           (its completion state)
  *   gpsu.alloc_lock (rwlock)  (the allocation range index)
@@ -142,6 +143,8 @@ gpsError_t gpsu_do_prefetch(const void *p, size_t n, int device);
 gpsError_t gpsu_check_prefetch(const void *p, size_t n, int device);
 void *gpsu_translate(const void *p, int device);
 uint64_t gpsu_host_mask(void);
+gpsError_t gpsu_conv_alloc(void **ptr, size_t size, int home);
+gpsError_t gpsu_conv_free(void *ptr);
 
 /* link.c */
 struct gpsu_link {
@@ -165,6 +168,7 @@ gpsError_t gpsu_run_kernel(struct gpsu_launch *l);
 
 /* stream.c */
 gpsError_t gpsu_stream_get(gpsStream_t s, struct gpsStream **out);
+void gpsu_stream_put(struct gpsStream *s);
 gpsError_t gpsu_enqueue_kernel(struct gpsStream *s, struct gpsu_launch *l);
 int gpsu_stream_device(struct gpsStream *s);
 gpsError_t gpsu_sync_device(int device, bool fence);

@@ -227,8 +227,10 @@ GPSU_API gpsError_t gpsLaunchKernel(gpsKernel_t fn, gpsDim3 grid,
 	if (err)
 		return gpsu_ret(err);
 	/* as CUDA: a stream of another device is not ours to launch into */
-	if (gpsu_stream_device(s) != gpsu_cur_device())
+	if (gpsu_stream_device(s) != gpsu_cur_device()) {
+		gpsu_stream_put(s);
 		return gpsu_ret(gpsErrorInvalidResourceHandle);
+	}
 
 	memset(&l, 0, sizeof(l));
 	l.fn = fn;
@@ -238,8 +240,10 @@ GPSU_API gpsError_t gpsLaunchKernel(gpsKernel_t fn, gpsDim3 grid,
 	if (args && args->size) {
 		char *copy = malloc(args->size);
 
-		if (!copy)
+		if (!copy) {
+			gpsu_stream_put(s);
 			return gpsu_ret(gpsErrorMemoryAllocation);
+		}
 		memcpy(copy, args->data, args->size);
 		for (i = 0; i < args->nptrs; i++)
 			gpsu_translate_at(copy, args->ptr[i], l.device);
@@ -252,6 +256,7 @@ GPSU_API gpsError_t gpsLaunchKernel(gpsKernel_t fn, gpsDim3 grid,
 	err = gpsu_enqueue_kernel(s, &l);
 	if (err)
 		free(l.args);
+	gpsu_stream_put(s);
 	return gpsu_ret(err);
 }
 

@@ -199,13 +199,14 @@ GPSU_API void *gpsDevicePtr(const void *p)
 /* ---- allocation ---------------------------------------------------- */
 
 static gpsError_t gpsu_driver_alloc(void **ptr, size_t size, unsigned int kind,
-				    unsigned int flags, unsigned int psize)
+				    unsigned int flags, unsigned int psize,
+				    int home)
 {
 	struct gps_alloc_args args;
 	struct gps_free_args fr;
 	struct gpsu_alloc *a;
 	gpsError_t err;
-	int d, home = gpsu_tls.device, first, last;
+	int d, first, last;
 
 	if (home < 0 || home >= gpsu.ndev)
 		return gpsErrorInvalidDevice;
@@ -291,7 +292,7 @@ GPSU_API gpsError_t gpsMallocGPS(void **ptr, size_t size, unsigned int flags)
 		return gpsu_ret(err);
 	return gpsu_ret(gpsu_driver_alloc(ptr, size, GPS_MEM_GPS,
 			(flags & gpsMemGPSManual) ? GPS_ALLOC_MANUAL : 0,
-			psize));
+			psize, gpsu_tls.device));
 }
 
 GPSU_API gpsError_t gpsMalloc(void **ptr, size_t size)
@@ -304,7 +305,7 @@ GPSU_API gpsError_t gpsMalloc(void **ptr, size_t size)
 	if (err)
 		return gpsu_ret(err);
 	return gpsu_ret(gpsu_driver_alloc(ptr, size, GPS_MEM_CONVENTIONAL,
-					  0, 0));
+					  0, 0, gpsu_tls.device));
 }
 
 static gpsError_t gpsu_anon_alloc(void **ptr, size_t size,
@@ -368,26 +369,12 @@ GPSU_API gpsError_t gpsMallocManaged(void **ptr, size_t size)
 	return gpsu_ret(gpsu_anon_alloc(ptr, size, GPSU_KIND_MANAGED));
 }
 
-static gpsError_t gpsu_free(void *ptr, bool host_only)
+/* Forgets @a and gives its memory back (nothing may use it any more). */
+static gpsError_t gpsu_release(struct gpsu_alloc *a)
 {
-	struct gpsu_alloc *a;
 	struct gps_free_args fr;
-	gpsError_t err;
-	size_t off;
+	gpsError_t err = gpsSuccess;
 	int d;
-
-	if (!ptr)
-		return gpsSuccess;
-	err = gpsu_init();
-	if (err)
-		return err;
-	a = gpsu_lookup(ptr, &d, &off);
-	if (!a || off)
-		return gpsErrorInvalidDevicePointer;
-	if (host_only && a->kind != GPSU_KIND_HOST)
-		return gpsErrorInvalidValue;
-	/* as cudaFree: no kernel may still use it */
-	err = gpsu_sync_all();
 
 	pthread_rwlock_wrlock(&gpsu.alloc_lock);
 	gpsu_range_del_alloc(a);
@@ -410,6 +397,52 @@ static gpsError_t gpsu_free(void *ptr, bool host_only)
 	free(a->sys_pages);
 	free(a);
 	return err;
+}
+
+static gpsError_t gpsu_free(void *ptr, bool host_only)
+{
+	struct gpsu_alloc *a;
+	gpsError_t err, e;
+	size_t off;
+	int d;
+
+	if (!ptr)
+		return gpsSuccess;
+	err = gpsu_init();
+	if (err)
+		return err;
+	a = gpsu_lookup(ptr, &d, &off);
+	if (!a || off)
+		return gpsErrorInvalidDevicePointer;
+	if (host_only && a->kind != GPSU_KIND_HOST)
+		return gpsErrorInvalidValue;
+	/* as cudaFree: no kernel may still use it */
+	err = gpsu_sync_all();
+	e = gpsu_release(a);
+	return err ? err : e;
+}
+
+/*
+ * Conventional memory for the library's own use (the barrier's state):
+ * on @home's node, not recorded as the caller's last error, and freed by
+ * gpsu_conv_free without waiting for any stream (the caller knows that
+ * nothing uses it any more).
+ */
+gpsError_t gpsu_conv_alloc(void **ptr, size_t size, int home)
+{
+	return gpsu_driver_alloc(ptr, size, GPS_MEM_CONVENTIONAL, 0, 0, home);
+}
+
+gpsError_t gpsu_conv_free(void *ptr)
+{
+	struct gpsu_alloc *a;
+	size_t off;
+	int d;
+
+	a = gpsu_lookup(ptr, &d, &off);
+	if (!a || off || a->kind != GPSU_KIND_CONV)
+		return gpsErrorInvalidDevicePointer;
+	return gpsu_release(a);
 }
 
 GPSU_API gpsError_t gpsFree(void *ptr)
@@ -819,11 +852,19 @@ GPSU_API gpsError_t gpsMemAdvise(const void *ptr, size_t count,
 		}
 		break;
 	case GPSU_KIND_CONV:
-		/* a single copy that the driver keeps on its home node */
-		err = (advice == gpsMemAdviseGPSSubscribe ||
-		       advice == gpsMemAdviseGPSUnsubscribe ||
-		       advice == gpsMemAdviseGPSCollapse) ?
-		      gpsErrorInvalidValue : gpsErrorNotSupported;
+		/*
+		 * A single copy that the driver keeps on its home node: it
+		 * takes no subscription and no placement, and is collapsed
+		 * already (one copy, no pending stores), so a collapse is a
+		 * no-op that succeeds, as it does in the driver.
+		 */
+		if (advice == gpsMemAdviseGPSCollapse)
+			err = gpsSuccess;
+		else if (advice == gpsMemAdviseGPSSubscribe ||
+			 advice == gpsMemAdviseGPSUnsubscribe)
+			err = gpsErrorInvalidValue;
+		else
+			err = gpsErrorNotSupported;
 		break;
 	default:	/* host and managed: NUMA memory policy */
 		switch (advice) {

@@ -47,12 +47,22 @@ struct gpsu_op {
 	uint64_t seq;
 };
 
+/*
+ * A stream is found only through gpsu_stream_list (a handle is compared
+ * with the live streams, never dereferenced first). Callers hold a
+ * reference (gpsu_stream_get/put) for as long as they use it;
+ * gpsStreamDestroy unlinks it, waits until no reference is left and its
+ * queue has run, and only then frees it.
+ */
 struct gpsStream {
-	uint32_t magic;
+	uint32_t magic;			/* GPSU_STREAM_MAGIC while alive */
 	int device;
 	bool is_default;
-	int refs;			/* list + users; under gpsu.stream_lock */
-	struct gpsStream *next;		/* gpsu.streams list */
+	/* under gpsu.stream_lock: */
+	bool dead;			/* unlinked by gpsStreamDestroy */
+	int refs;			/* callers using it */
+	pthread_cond_t cv_unref;	/* refs fell to 0 while dead */
+	struct gpsStream *next;		/* gpsu_stream_list */
 
 	pthread_mutex_t lock;		/* everything below */
 	pthread_cond_t cv_work;
@@ -93,6 +103,7 @@ static void gpsu_event_put(struct gpsEvent *ev)
 	refs = --ev->refs;
 	pthread_mutex_unlock(&ev->lock);
 	if (!refs) {
+		ev->magic = 0;
 		pthread_mutex_destroy(&ev->lock);
 		pthread_cond_destroy(&ev->cv);
 		free(ev);
@@ -106,7 +117,7 @@ static struct gpsEvent *gpsu_event_find(gpsEvent_t e)
 
 	for (ev = gpsu_event_list; ev; ev = ev->next)
 		if (ev == e)
-			return ev;
+			return ev->magic == GPSU_EVENT_MAGIC ? ev : NULL;
 	return NULL;
 }
 
@@ -387,7 +398,7 @@ static struct gpsStream *gpsu_stream_new(int device, bool is_default)
 	s->magic = GPSU_STREAM_MAGIC;
 	s->device = device;
 	s->is_default = is_default;
-	s->refs = 1;
+	pthread_cond_init(&s->cv_unref, NULL);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cv_work, NULL);
 	pthread_cond_init(&s->cv_idle, NULL);
@@ -399,13 +410,39 @@ static struct gpsStream *gpsu_stream_new(int device, bool is_default)
 	ret = pthread_create(&s->thread, &attr, gpsu_stream_worker, s);
 	pthread_attr_destroy(&attr);
 	if (ret) {
+		pthread_cond_destroy(&s->cv_unref);
+		pthread_mutex_destroy(&s->lock);
+		pthread_cond_destroy(&s->cv_work);
+		pthread_cond_destroy(&s->cv_idle);
 		free(s);
 		return NULL;
 	}
 	return s;
 }
 
-/* Resolves a handle (NULL: the current device's default stream). */
+/* Stops the worker once the queue has run, then frees @s (unreferenced,
+ * unlinked). */
+static void gpsu_stream_free(struct gpsStream *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->stop = true;
+	pthread_cond_signal(&s->cv_work);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->thread, NULL);
+	pthread_cond_destroy(&s->cv_unref);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->cv_work);
+	pthread_cond_destroy(&s->cv_idle);
+	s->magic = 0;
+	free(s);
+}
+
+/*
+ * Resolves a handle (NULL: the current device's default stream) and takes
+ * a reference on it: the stream stays allocated until gpsu_stream_put(),
+ * even if gpsStreamDestroy runs meanwhile. A handle that is not a live
+ * stream of the list, or whose magic is wrong, is refused.
+ */
 gpsError_t gpsu_stream_get(gpsStream_t h, struct gpsStream **out)
 {
 	struct gpsStream *s;
@@ -426,16 +463,27 @@ gpsError_t gpsu_stream_get(gpsStream_t h, struct gpsStream **out)
 		}
 	} else {
 		for (s = gpsu_stream_list; s; s = s->next)
-			if (s == h && !s->is_default)
+			if (s == h)
 				break;
-		if (!s) {
-			pthread_mutex_unlock(&gpsu.stream_lock);
-			return gpsErrorInvalidResourceHandle;
-		}
 	}
+	if (!s || (h && s->is_default) || s->dead ||
+	    s->magic != GPSU_STREAM_MAGIC) {
+		pthread_mutex_unlock(&gpsu.stream_lock);
+		return gpsErrorInvalidResourceHandle;
+	}
+	s->refs++;
 	pthread_mutex_unlock(&gpsu.stream_lock);
 	*out = s;
 	return gpsSuccess;
+}
+
+/* Drops a reference taken by gpsu_stream_get (or gpsu_wait_streams). */
+void gpsu_stream_put(struct gpsStream *s)
+{
+	pthread_mutex_lock(&gpsu.stream_lock);
+	if (!--s->refs && s->dead)
+		pthread_cond_broadcast(&s->cv_unref);
+	pthread_mutex_unlock(&gpsu.stream_lock);
 }
 
 int gpsu_stream_device(struct gpsStream *s)
@@ -443,36 +491,21 @@ int gpsu_stream_device(struct gpsStream *s)
 	return s->device;
 }
 
-static void gpsu_stream_put(struct gpsStream *s)
+/* Appends @op to the queue of @s; caller holds s->lock. */
+static void gpsu_enqueue_locked(struct gpsStream *s, struct gpsu_op *op)
 {
-	int refs;
-
-	pthread_mutex_lock(&gpsu.stream_lock);
-	refs = --s->refs;
-	pthread_mutex_unlock(&gpsu.stream_lock);
-	if (refs)
-		return;
-	pthread_mutex_lock(&s->lock);
-	s->stop = true;
-	pthread_cond_signal(&s->cv_work);
-	pthread_mutex_unlock(&s->lock);
-	pthread_join(s->thread, NULL);
-	pthread_mutex_destroy(&s->lock);
-	pthread_cond_destroy(&s->cv_work);
-	pthread_cond_destroy(&s->cv_idle);
-	s->magic = 0;
-	free(s);
-}
-
-static gpsError_t gpsu_enqueue(struct gpsStream *s, struct gpsu_op *op)
-{
-	pthread_mutex_lock(&s->lock);
 	if (s->tail)
 		s->tail->next = op;
 	else
 		s->head = op;
 	s->tail = op;
 	pthread_cond_signal(&s->cv_work);
+}
+
+static gpsError_t gpsu_enqueue(struct gpsStream *s, struct gpsu_op *op)
+{
+	pthread_mutex_lock(&s->lock);
+	gpsu_enqueue_locked(s, op);
 	pthread_mutex_unlock(&s->lock);
 	return gpsSuccess;
 }
@@ -606,17 +639,22 @@ GPSU_API gpsError_t gpsStreamDestroy(gpsStream_t stream)
 		return gpsu_ret(gpsErrorInvalidResourceHandle);
 	pthread_mutex_lock(&gpsu.stream_lock);
 	for (pp = &gpsu_stream_list; (s = *pp); pp = &s->next)
-		if (s == stream && !s->is_default)
+		if (s == stream)
 			break;
-	if (!s) {
+	if (!s || s->is_default || s->magic != GPSU_STREAM_MAGIC) {
 		pthread_mutex_unlock(&gpsu.stream_lock);
 		return gpsu_ret(gpsErrorInvalidResourceHandle);
 	}
+	/* no new reference from now on; wait for the callers using it
+	 * (their operations are queued by the time they let go) */
 	*pp = s->next;
+	s->dead = true;
+	while (s->refs)
+		pthread_cond_wait(&s->cv_unref, &gpsu.stream_lock);
 	pthread_mutex_unlock(&gpsu.stream_lock);
 	/* as CUDA: queued work completes, then the stream goes away */
 	gpsu_stream_wait_idle(s, true);
-	gpsu_stream_put(s);
+	gpsu_stream_free(s);
 	return gpsSuccess;
 }
 
@@ -629,11 +667,10 @@ GPSU_API gpsError_t gpsStreamSynchronize(gpsStream_t stream)
 		err = gpsu_stream_get(stream, &s);
 	if (err)
 		return gpsu_ret(err);
-	GPSU_NOT_IN_KERNEL();
-	pthread_mutex_lock(&gpsu.stream_lock);
-	s->refs++;
-	pthread_mutex_unlock(&gpsu.stream_lock);
-	err = gpsu_stream_wait_idle(s, true);
+	if (gpsu_tls.in_kernel)
+		err = gpsErrorNotSupported;	/* it would wait for itself */
+	else
+		err = gpsu_stream_wait_idle(s, true);
 	gpsu_stream_put(s);
 	return gpsu_ret(err);
 }
@@ -651,6 +688,7 @@ GPSU_API gpsError_t gpsStreamQuery(gpsStream_t stream)
 	pthread_mutex_lock(&s->lock);
 	idle = !s->head && !s->busy && !s->inflight;
 	pthread_mutex_unlock(&s->lock);
+	gpsu_stream_put(s);
 	return idle ? gpsSuccess : gpsErrorNotReady;
 }
 
@@ -667,23 +705,35 @@ static gpsError_t gpsu_enqueue_event_op(gpsStream_t stream, gpsEvent_t e,
 	if (err)
 		return err;
 	op = calloc(1, sizeof(*op));
-	if (!op)
+	if (!op) {
+		gpsu_stream_put(s);
 		return gpsErrorMemoryAllocation;
+	}
 	pthread_mutex_lock(&gpsu.stream_lock);
 	ev = e ? gpsu_event_find(e) : NULL;
 	if (!ev) {
 		pthread_mutex_unlock(&gpsu.stream_lock);
 		free(op);
+		gpsu_stream_put(s);
 		return gpsErrorInvalidResourceHandle;
 	}
+	op->type = type;
+	op->ev = ev;
+	/*
+	 * The record's number and the op's place in the queue are taken
+	 * together (all event ops hold gpsu.stream_lock): a wait never sits
+	 * in a queue ahead of the record it waits for.
+	 */
+	pthread_mutex_lock(&s->lock);
 	pthread_mutex_lock(&ev->lock);
 	ev->refs++;
 	op->seq = type == GPSU_OP_RECORD ? ++ev->recorded : ev->recorded;
 	pthread_mutex_unlock(&ev->lock);
+	gpsu_enqueue_locked(s, op);
+	pthread_mutex_unlock(&s->lock);
 	pthread_mutex_unlock(&gpsu.stream_lock);
-	op->type = type;
-	op->ev = ev;
-	return gpsu_enqueue(s, op);
+	gpsu_stream_put(s);
+	return gpsSuccess;
 }
 
 GPSU_API gpsError_t gpsStreamWaitEvent(gpsStream_t stream, gpsEvent_t event,
@@ -745,8 +795,11 @@ GPSU_API gpsError_t gpsMemcpyAsync(void *dst, const void *src, size_t count,
 		err = gpsu_check_copy(dst, src, count, kind);
 	if (!err)
 		err = gpsu_stream_get(stream, &s);
-	if (!err && count)
+	if (err)
+		return gpsu_ret(err);
+	if (count)
 		err = gpsu_enqueue_copy(s, dst, src, count);
+	gpsu_stream_put(s);
 	return gpsu_ret(err);
 }
 
@@ -760,8 +813,11 @@ GPSU_API gpsError_t gpsMemsetAsync(void *ptr, int value, size_t count,
 		err = gpsu_check_set(ptr, count);
 	if (!err)
 		err = gpsu_stream_get(stream, &s);
-	if (!err && count)
+	if (err)
+		return gpsu_ret(err);
+	if (count)
 		err = gpsu_enqueue_set(s, ptr, value, count);
+	gpsu_stream_put(s);
 	return gpsu_ret(err);
 }
 
@@ -775,8 +831,10 @@ GPSU_API gpsError_t gpsMemPrefetchAsync(const void *ptr, size_t count,
 		err = gpsu_check_prefetch(ptr, count, device);
 	if (!err)
 		err = gpsu_stream_get(stream, &s);
-	if (!err)
-		err = gpsu_enqueue_prefetch(s, ptr, count, device);
+	if (err)
+		return gpsu_ret(err);
+	err = gpsu_enqueue_prefetch(s, ptr, count, device);
+	gpsu_stream_put(s);
 	return gpsu_ret(err);
 }
 
@@ -818,7 +876,7 @@ GPSU_API gpsError_t gpsEventDestroy(gpsEvent_t event)
 	for (pp = &gpsu_event_list; (ev = *pp); pp = &ev->next)
 		if (ev == event)
 			break;
-	if (!ev || !event) {
+	if (!ev || !event || ev->magic != GPSU_EVENT_MAGIC) {
 		pthread_mutex_unlock(&gpsu.stream_lock);
 		return gpsu_ret(gpsErrorInvalidResourceHandle);
 	}

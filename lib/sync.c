@@ -4,6 +4,14 @@
  * several devices at once. The barrier's state lives in conventional
  * memory (one copy), where system-scope atomics are coherent; waiting
  * threads sleep on a futex.
+ *
+ * Both are releases. A thread's stores may have gone through any view:
+ * its device's (translated pointers), a home device's (a GPS pointer as
+ * gpsMallocGPS returned it, untranslated) or another device's
+ * (gpsDevicePtr on that device). gpsThreadFenceSystem fences every device
+ * (GPS_FENCE_ALL), which covers them all; gpsBarrierWait fences what the
+ * end of a kernel fences, the caller's device and the home devices of GPS
+ * memory, in one GPS_FENCE_MASK call.
  */
 #define _GNU_SOURCE
 #include <linux/futex.h>
@@ -16,14 +24,23 @@
 #include "gpsu_internal.h"
 
 #define GPSU_BARRIER_SPINS	2000
+#define GPSU_BARRIER_MAGIC	0x67707362U	/* "gpsb" */
 
 struct gpsu_barrier_state {
 	uint32_t arrived;
 	uint32_t generation;
 };
 
+/*
+ * A barrier is found only through gpsu_barriers (a handle is compared with
+ * the live barriers, never dereferenced first). gpsBarrierWait holds a
+ * reference while it waits; the last reference frees the barrier and its
+ * state, so a destroy during a wait leaves the waiter's memory alone.
+ */
 struct gpsBarrier {
+	uint32_t magic;			/* GPSU_BARRIER_MAGIC while alive */
 	struct gpsBarrier *next;	/* live barriers */
+	int refs;			/* list + waiters; gpsu_barrier_lock */
 	unsigned int count;
 	struct gpsu_barrier_state *st;	/* conventional memory */
 };
@@ -37,7 +54,10 @@ GPSU_API gpsError_t gpsThreadFenceSystem(void)
 
 	if (err)
 		return gpsu_ret(err);
-	return gpsu_ret(gpsu_fence(gpsu_cur_device()));
+	/* every device: stores through any view are the caller's */
+	if (gpsu_fence(-1))
+		return gpsu_ret(gpsErrorLaunchFailure);
+	return gpsSuccess;
 }
 
 GPSU_API gpsError_t gpsBarrierCreate(gpsBarrier_t *barrier,
@@ -55,11 +75,13 @@ GPSU_API gpsError_t gpsBarrierCreate(gpsBarrier_t *barrier,
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return gpsu_ret(gpsErrorMemoryAllocation);
-	err = gpsMalloc(&st, sizeof(*b->st));
+	err = gpsu_conv_alloc(&st, sizeof(*b->st), gpsu_cur_device());
 	if (err) {
 		free(b);
 		return gpsu_ret(err);
 	}
+	b->magic = GPSU_BARRIER_MAGIC;
+	b->refs = 1;
 	b->count = count;
 	b->st = st;
 	__atomic_store_n(&b->st->arrived, 0, __ATOMIC_SEQ_CST);
@@ -72,68 +94,102 @@ GPSU_API gpsError_t gpsBarrierCreate(gpsBarrier_t *barrier,
 	return gpsSuccess;
 }
 
-static bool gpsu_barrier_live(struct gpsBarrier *b, bool unlink)
+/*
+ * Takes a reference on a live barrier handle (with @unlink, the list's
+ * own reference instead, the barrier leaving the list); NULL if none.
+ */
+static struct gpsBarrier *gpsu_barrier_get(gpsBarrier_t h, bool unlink)
 {
-	struct gpsBarrier **pp;
+	struct gpsBarrier **pp, *b;
 
 	pthread_mutex_lock(&gpsu_barrier_lock);
-	for (pp = &gpsu_barriers; *pp; pp = &(*pp)->next) {
-		if (*pp == b) {
-			if (unlink)
-				*pp = b->next;
-			pthread_mutex_unlock(&gpsu_barrier_lock);
-			return true;
-		}
+	for (pp = &gpsu_barriers; (b = *pp); pp = &b->next)
+		if (b == h)
+			break;
+	if (b && b->magic != GPSU_BARRIER_MAGIC)
+		b = NULL;
+	if (b) {
+		if (unlink)
+			*pp = b->next;
+		else
+			b->refs++;
 	}
 	pthread_mutex_unlock(&gpsu_barrier_lock);
-	return false;
+	return b;
+}
+
+/* Drops a reference; the last one frees the barrier. */
+static gpsError_t gpsu_barrier_put(struct gpsBarrier *b)
+{
+	gpsError_t err;
+	int refs;
+
+	pthread_mutex_lock(&gpsu_barrier_lock);
+	refs = --b->refs;
+	pthread_mutex_unlock(&gpsu_barrier_lock);
+	if (refs)
+		return gpsSuccess;
+	err = gpsu_conv_free(b->st);
+	b->magic = 0;
+	free(b);
+	return err;
 }
 
 GPSU_API gpsError_t gpsBarrierDestroy(gpsBarrier_t barrier)
 {
+	struct gpsBarrier *b;
 	gpsError_t err = gpsu_init();
 
 	if (err)
 		return gpsu_ret(err);
-	if (!barrier || !gpsu_barrier_live(barrier, true))
+	b = barrier ? gpsu_barrier_get(barrier, true) : NULL;
+	if (!b)
 		return gpsu_ret(gpsErrorInvalidResourceHandle);
-	err = gpsFree(barrier->st);
-	free(barrier);
-	return gpsu_ret(err);
+	return gpsu_ret(gpsu_barrier_put(b));
 }
 
 GPSU_API gpsError_t gpsBarrierWait(gpsBarrier_t barrier)
 {
 	struct gpsu_barrier_state *st;
+	struct gpsBarrier *b;
 	uint32_t gen;
 	gpsError_t err = gpsu_init();
 	int spins;
 
 	if (err)
 		return gpsu_ret(err);
-	if (!barrier || !gpsu_barrier_live(barrier, false))
+	b = barrier ? gpsu_barrier_get(barrier, false) : NULL;
+	if (!b)
 		return gpsu_ret(gpsErrorInvalidResourceHandle);
-	st = barrier->st;
-	/* release: this device's stores reach every replica first */
-	err = gpsu_fence(gpsu_cur_device());
-	if (err)
-		return gpsu_ret(err);
+	st = b->st;
+	/*
+	 * Release, as at the end of a kernel: the caller's device and the
+	 * home devices of GPS memory (stores through untranslated pointers
+	 * are theirs) publish everything stored before the arrival. A failed
+	 * fence still arrives (the others would wait forever) and is
+	 * reported.
+	 */
+	if (gpsu_fence_mask(gpsu_host_mask() | 1ULL << gpsu_cur_device()))
+		err = gpsErrorLaunchFailure;
 	gen = __atomic_load_n(&st->generation, __ATOMIC_ACQUIRE);
 	if (__atomic_add_fetch(&st->arrived, 1, __ATOMIC_ACQ_REL) ==
-	    barrier->count) {
+	    b->count) {
 		__atomic_store_n(&st->arrived, 0, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&st->generation, 1, __ATOMIC_RELEASE);
 		syscall(SYS_futex, &st->generation, FUTEX_WAKE_PRIVATE,
 			INT_MAX, NULL, NULL, 0);
-		return gpsSuccess;
+	} else {
+		for (spins = 0; __atomic_load_n(&st->generation,
+						__ATOMIC_ACQUIRE) == gen;
+		     spins++) {
+			if (spins < GPSU_BARRIER_SPINS)
+				sched_yield();
+			else
+				syscall(SYS_futex, &st->generation,
+					FUTEX_WAIT_PRIVATE, gen, NULL, NULL,
+					0);
+		}
 	}
-	for (spins = 0; __atomic_load_n(&st->generation, __ATOMIC_ACQUIRE) ==
-			gen; spins++) {
-		if (spins < GPSU_BARRIER_SPINS)
-			sched_yield();
-		else
-			syscall(SYS_futex, &st->generation, FUTEX_WAIT_PRIVATE,
-				gen, NULL, NULL, 0);
-	}
-	return gpsSuccess;
+	gpsu_barrier_put(b);
+	return gpsu_ret(err);
 }

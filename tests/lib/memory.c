@@ -2,7 +2,8 @@
 /*
  * Description: GPS memory against gps.ko: every device's view, copies and
  * sets reaching every replica, manual subscriptions and their masks,
- * conventional memory, and replicas freed by gpsFree.
+ * conventional memory and the advice it takes (a collapse succeeds and
+ * changes nothing), and replicas freed by gpsFree.
  */
 #include "kselftest_harness.h"
 #include "t_lib.h"
@@ -145,6 +146,39 @@ TEST(conventional_single_copy)
 	node = t_page_node(c);
 	if (node >= 0)
 		ASSERT_EQ(prop.numaNode, node);
+	ASSERT_EQ(gpsSuccess, gpsFree(c));
+}
+
+/* Advice on conventional memory: a collapse (it is one copy already)
+ * succeeds and changes nothing, whatever the device named; subscribe and
+ * unsubscribe are gpsErrorInvalidValue; placement and read-mostly
+ * gpsErrorNotSupported. */
+TEST(conventional_advice)
+{
+	int ndev, d, node, node0;
+	char *c;
+
+	T_DEVICES(ndev);
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsMalloc((void **)&c, 8192));
+	memset(c, 0x3c, 8192);
+	node0 = t_page_node(c);
+	for (d = 0; d < ndev; d++)
+		ASSERT_EQ(gpsSuccess,
+			  gpsMemAdvise(c, 8192, gpsMemAdviseGPSCollapse, d));
+	ASSERT_EQ(0x3c, c[0]);
+	ASSERT_EQ(0x3c, c[8191]);
+	node = t_page_node(c);
+	ASSERT_EQ(node0, node);
+	ASSERT_EQ(gpsErrorInvalidValue,
+		  gpsMemAdvise(c, 8192, gpsMemAdviseGPSSubscribe, 0));
+	ASSERT_EQ(gpsErrorInvalidValue,
+		  gpsMemAdvise(c, 8192, gpsMemAdviseGPSUnsubscribe, 0));
+	ASSERT_EQ(gpsErrorNotSupported,
+		  gpsMemAdvise(c, 8192, gpsMemAdviseSetPreferredLocation, 0));
+	ASSERT_EQ(gpsErrorNotSupported,
+		  gpsMemAdvise(c, 8192, gpsMemAdviseSetReadMostly, 0));
+	gpsGetLastError();
 	ASSERT_EQ(gpsSuccess, gpsFree(c));
 }
 

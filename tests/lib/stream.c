@@ -2,10 +2,14 @@
 /*
  * Description: streams and events against gps.ko, with the asynchronous
  * io_uring fences: stream order across kernels and copies, events and
- * elapsed time, a cross-device dependency through gpsStreamWaitEvent, and
- * the same with ioctl fences (GPSU_NO_URING is read per stream).
+ * elapsed time, a cross-device dependency through gpsStreamWaitEvent, a
+ * stream destroyed while other threads launch into it (every launch that
+ * succeeded ran, the others got gpsErrorInvalidResourceHandle), and the
+ * same with ioctl fences (GPSU_NO_URING is read per stream).
  */
+#include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "kselftest_harness.h"
 #include "t_lib.h"
@@ -129,6 +133,92 @@ TEST_F(streams, cross_device_dependency)
 	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
 	ASSERT_EQ(gpsSuccess, gpsStreamDestroy(s0));
 	ASSERT_EQ(gpsSuccess, gpsEventDestroy(done0));
+	ASSERT_EQ(gpsSuccess, gpsFree(a.v));
+}
+
+#define USERS	2
+
+struct user {
+	pthread_t thread;
+	gpsStream_t s;
+	struct inc_args *a;
+	int device;
+	int launched;		/* launches that succeeded */
+	gpsError_t bad;		/* first error but a dead handle */
+	int saw_dead;
+};
+
+static void *user_main(void *p)
+{
+	struct user *u = p;
+	gpsError_t err;
+
+	gpsSetDevice(u->device);
+	for (;;) {
+		err = gpsLaunchKernel(inc, gpsDim(1, 1, 1), gpsDim(64, 1, 1),
+				      GPS_ARGS(u->a, GPS_PTR(struct inc_args, v)),
+				      u->s);
+		if (!err) {
+			u->launched++;
+			err = gpsStreamQuery(u->s);
+			if (err == gpsErrorNotReady)
+				err = gpsSuccess;
+		}
+		if (err == gpsErrorInvalidResourceHandle) {
+			u->saw_dead = 1;
+			return NULL;
+		}
+		if (err) {
+			u->bad = err;
+			return NULL;
+		}
+	}
+}
+
+/* A stream destroyed while USERS threads launch into it: the destroy
+ * waits for them, runs what they queued and frees it; they then get a
+ * dead handle. Each kernel adds 1: the data counts the launches. */
+TEST_F(streams, destroy_while_used)
+{
+	struct timespec pause = { 0, 20 * 1000 * 1000 };
+	struct user u[USERS];
+	struct inc_args a;
+	int host[64], total, round, i;
+	gpsStream_t s;
+
+	T_DEVICES(self->ndev);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&a.v, sizeof(host), 0));
+	ASSERT_EQ(gpsSuccess, gpsMemset(a.v, 0, sizeof(host)));
+	a.n = 64;
+	total = 0;
+	for (round = 0; round < 5; round++) {
+		ASSERT_EQ(gpsSuccess, gpsSetDevice(self->ndev - 1));
+		ASSERT_EQ(gpsSuccess, gpsStreamCreate(&s));
+		for (i = 0; i < USERS; i++) {
+			memset(&u[i], 0, sizeof(u[i]));
+			u[i].s = s;
+			u[i].a = &a;
+			u[i].device = self->ndev - 1;
+			ASSERT_EQ(0, pthread_create(&u[i].thread, NULL,
+						    user_main, &u[i]));
+		}
+		nanosleep(&pause, NULL);
+		ASSERT_EQ(gpsSuccess, gpsStreamDestroy(s));
+		ASSERT_EQ(gpsErrorInvalidResourceHandle, gpsStreamQuery(s));
+		for (i = 0; i < USERS; i++) {
+			ASSERT_EQ(0, pthread_join(u[i].thread, NULL));
+			ASSERT_EQ(gpsSuccess, u[i].bad);
+			ASSERT_EQ(1, u[i].saw_dead);
+			total += u[i].launched;
+		}
+		gpsGetLastError();
+		ASSERT_EQ(gpsSuccess, gpsMemcpy(host, a.v, sizeof(host),
+						gpsMemcpyDeviceToHost));
+		for (i = 0; i < 64; i++)
+			ASSERT_EQ(total, host[i]);
+	}
+	ASSERT_LT(0, total);
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
 	ASSERT_EQ(gpsSuccess, gpsFree(a.v));
 }
 

@@ -10,6 +10,7 @@
 #include <numaif.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "gpsu.h"
@@ -70,6 +71,39 @@ static inline size_t t_replica_pages(int ndev)
 		if (gpsGetDeviceProperties(&prop, d) == gpsSuccess)
 			sum += prop.replicaPages;
 	return sum;
+}
+
+#define T_KNOBS	"/sys/kernel/gps/"
+
+/* Reads the driver's knob @name (a number); 0 or -1. */
+static inline int t_knob_get(const char *name, unsigned long long *v)
+{
+	char path[128];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), T_KNOBS "%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	ok = fscanf(f, "%llu", v) == 1;
+	fclose(f);
+	return ok ? 0 : -1;
+}
+
+/* Writes the driver's knob @name; 0 or -1. */
+static inline int t_knob_set(const char *name, unsigned long long v)
+{
+	char path[128];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), T_KNOBS "%s", name);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ok = fprintf(f, "%llu\n", v) > 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
 }
 
 #endif /* T_LIB_H */

@@ -4,7 +4,9 @@
  * in-process mock driver (t_mock.h): launch checks, every (block, thread)
  * run once with its coordinates, argument translation, the release at
  * the end of a kernel, stream order, events, asynchronous errors reported
- * at the next synchronize, a barrier across two devices.
+ * at the next synchronize, a barrier across two devices, the fences of
+ * gpsThreadFenceSystem (every device) and gpsBarrierWait (the caller's
+ * device and the home devices of GPS memory).
  */
 #include <stdatomic.h>
 
@@ -359,15 +361,79 @@ TEST_F(launch, no_waiting_inside_a_kernel)
 	ASSERT_EQ(gpsSuccess, gpsFreeHost(res));
 }
 
-/* gpsThreadFenceSystem fences the caller's device. */
+static void fence_inside(void *p)
+{
+	**(int **)p = gpsThreadFenceSystem();
+}
+
+/* gpsThreadFenceSystem is a system-scope release: one fence of every
+ * device (GPS_FENCE_ALL), on a host thread and inside a kernel, so that
+ * stores through any view (untranslated pointers name the home device's)
+ * are published; a failed fence is gpsErrorLaunchFailure. */
 TEST_F(launch, fence)
 {
-	unsigned long before;
+	unsigned long all, f1, calls;
+	int *res;
 
+	ASSERT_EQ(gpsSuccess, gpsMallocHost((void **)&res, sizeof(int)));
 	ASSERT_EQ(gpsSuccess, gpsSetDevice(1));
-	before = mock_fences[1];
+	all = mock_fences[MOCK_NDEV];
+	f1 = mock_fences[1];
+	calls = mock_fence_calls;
 	ASSERT_EQ(gpsSuccess, gpsThreadFenceSystem());
-	ASSERT_EQ(before + 1, mock_fences[1]);
+	ASSERT_EQ(all + 1, mock_fences[MOCK_NDEV]);
+	ASSERT_EQ(f1, mock_fences[1]);
+	ASSERT_EQ(calls + 1, mock_fence_calls);
+
+	*res = -1;
+	ASSERT_EQ(gpsSuccess, gpsLaunchKernel(fence_inside, gpsDim(1, 1, 1),
+				gpsDim(1, 1, 1), GPS_ARGS_RAW(&res), NULL));
+	ASSERT_EQ(gpsSuccess, gpsStreamSynchronize(NULL));
+	ASSERT_EQ(gpsSuccess, *res);
+	ASSERT_EQ(all + 2, mock_fences[MOCK_NDEV]);
+
+	mock_fence_fail = 1;
+	EXPECT_EQ(gpsErrorLaunchFailure, gpsThreadFenceSystem());
+	mock_fence_fail = 0;
+	gpsGetLastError();
+	ASSERT_EQ(gpsSuccess, gpsFreeHost(res));
+}
+
+/* gpsBarrierWait releases as the end of a kernel does: the caller's
+ * device and the home devices of GPS memory (whose views untranslated
+ * pointers name) in one GPS_FENCE_MASK fence; without GPS memory, the
+ * caller's device alone. */
+TEST_F(launch, barrier_release)
+{
+	unsigned long f0, f1, masks;
+	gpsBarrier_t b;
+	char *g;
+
+	ASSERT_EQ(gpsSuccess, gpsBarrierCreate(&b, 1));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&g, 4096, 0));
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(1));
+	f0 = mock_fences[0];
+	f1 = mock_fences[1];
+	masks = mock_fence_masks;
+	ASSERT_EQ(gpsSuccess, gpsBarrierWait(b));
+	ASSERT_EQ(masks + 1, mock_fence_masks);
+	ASSERT_EQ(f0 + 1, mock_fences[0]);
+	ASSERT_EQ(f1 + 1, mock_fences[1]);
+
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsFree(g));
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(1));
+	ASSERT_EQ(gpsSuccess, gpsBarrierWait(b));
+	ASSERT_EQ(masks + 1, mock_fence_masks);
+	ASSERT_EQ(f0 + 1, mock_fences[0]);
+	ASSERT_EQ(f1 + 2, mock_fences[1]);
+
+	mock_fence_fail = 1;
+	EXPECT_EQ(gpsErrorLaunchFailure, gpsBarrierWait(b));
+	mock_fence_fail = 0;
+	gpsGetLastError();
+	ASSERT_EQ(gpsSuccess, gpsBarrierDestroy(b));
+	ASSERT_EQ(gpsErrorInvalidResourceHandle, gpsBarrierWait(b));
 }
 
 /* One kernel on device 1 with GPS memory homed on device 0, then a device

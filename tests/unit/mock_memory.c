@@ -170,6 +170,7 @@ TEST_F(mem, advise_subscriptions)
 TEST_F(mem, advise_other_kinds)
 {
 	gpsPointerAttributes at;
+	unsigned long collapses;
 	void *c, *h, *m;
 
 	ASSERT_EQ(gpsSuccess, gpsMalloc(&c, 100));
@@ -186,8 +187,28 @@ TEST_F(mem, advise_other_kinds)
 	ASSERT_EQ(c, gpsDevicePtr(c));
 	ASSERT_EQ(gpsErrorInvalidValue,
 		  gpsMemAdvise(c, 8, gpsMemAdviseGPSSubscribe, 0));
+	ASSERT_EQ(gpsErrorInvalidValue,
+		  gpsMemAdvise(c, 8, gpsMemAdviseGPSUnsubscribe, 0));
 	ASSERT_EQ(gpsErrorNotSupported,
 		  gpsMemAdvise(c, 8, gpsMemAdviseSetPreferredLocation, 0));
+	ASSERT_EQ(gpsErrorNotSupported,
+		  gpsMemAdvise(c, 8, gpsMemAdviseSetReadMostly, 0));
+	/* conventional memory is one copy already: collapse is a no-op
+	 * that succeeds without asking the driver */
+	collapses = mock_collapses;
+	ASSERT_EQ(gpsSuccess, gpsMemAdvise(c, 8, gpsMemAdviseGPSCollapse, 1));
+	ASSERT_EQ(gpsSuccess, gpsMemAdvise(c, 100, gpsMemAdviseGPSCollapse,
+					   0));
+	ASSERT_EQ(collapses, mock_collapses);
+	ASSERT_EQ(gpsErrorInvalidValue,
+		  gpsMemAdvise(c, 101, gpsMemAdviseGPSCollapse, 0));
+	ASSERT_EQ(gpsErrorInvalidDevice,
+		  gpsMemAdvise(c, 8, gpsMemAdviseGPSCollapse, 2));
+	ASSERT_EQ(gpsErrorInvalidValue,
+		  gpsMemAdvise(h, 8, gpsMemAdviseGPSCollapse, 0));
+	ASSERT_EQ(gpsErrorInvalidValue,
+		  gpsMemAdvise(m, 8, gpsMemAdviseGPSCollapse, 0));
+	gpsGetLastError();
 	ASSERT_EQ(gpsErrorNotSupported, gpsMemPrefetchAsync(c, 8, 0, NULL));
 	ASSERT_EQ(gpsErrorInvalidValue,
 		  gpsMemAdvise(m, 8, gpsMemAdviseGPSUnsubscribe, 0));
