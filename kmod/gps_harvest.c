@@ -15,13 +15,16 @@
  *     at a time, recording the changed bytes in a byte mask and copying
  *     them into the twin, so that the twin equals what was published;
  *  4. add each changed block with its mask to the device's queue, where
- *     it merges with an entry of the same block (coalescing).
+ *     it merges with an entry of the same block (coalescing), through
+ *     gps_push_block(), which pushes the oldest entries past the high
+ *     watermark; a densely written page is pushed whole instead.
  *
  * A twin of a page that was not written again meanwhile is freed: twins
  * live only while a page is writable, so their memory follows the write
  * working set, not the allocation.
  *
- * Called with the device's harvest_lock held (see gps_internal.h).
+ * Called with the device's harvest_lock held (see gps_internal.h), by the
+ * thread and the fences; calls the push.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -49,6 +52,7 @@ void gps_mark_dirty(struct gps_replica *r)
 	struct gps_dev *dev = &gps_devs[r->dev];
 	bool wake = false;
 
+	lockdep_assert_held(&gps_gpage(r->alloc, r->gidx)->lock);
 	spin_lock(&dev->dirty_lock);
 	r->dirtied_ns = ktime_get_ns();
 	if (!r->on_dirty_list) {
@@ -215,7 +219,7 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
 
 				if (bitmap_empty(m, bs))
 					continue;
-				gps_queue_add(dev, a, first_block + k, m,
+				gps_push_block(dev, a, first_block + k, m,
 					      df->data + k * bs, st);
 			}
 		}
@@ -273,6 +277,7 @@ void gps_harvest_purge(struct gps_dev *dev, struct gps_alloc *a)
 {
 	struct gps_replica *r, *tmp;
 
+	lockdep_assert_held(&dev->harvest_lock);
 	spin_lock(&dev->dirty_lock);
 	list_for_each_entry_safe(r, tmp, &dev->dirty, dirty_link) {
 		if (r->alloc != a)

@@ -235,19 +235,24 @@ int gps_alloc_free(struct gps_ctx *ctx, u64 handle);
 struct gps_alloc *gps_alloc_get(struct gps_ctx *ctx, u64 handle);
 void gps_alloc_put(struct gps_alloc *a);
 void gps_alloc_kill(struct gps_alloc *a);
-int gps_advise(struct gps_ctx *ctx, struct gps_advise_args *args);
-int gps_memset(struct gps_ctx *ctx, struct gps_memset_args *args);
-int gps_write(struct gps_ctx *ctx, struct gps_copy_args *args);
-int gps_read(struct gps_ctx *ctx, struct gps_copy_args *args);
+bool gps_range_ok(struct gps_alloc *a, u64 offset, u64 length);
 int gps_query(struct gps_ctx *ctx, struct gps_query_args *args);
 struct gps_alloc *gps_alloc_find_view(struct gps_ctx *ctx, pgoff_t pgoff,
 				      unsigned long npages);
+extern struct mutex gps_all_allocs_lock;
+extern struct list_head gps_all_allocs;
+
+/* gps_subscribe.c */
+int gps_advise(struct gps_ctx *ctx, struct gps_advise_args *args);
 void gps_quiesce(struct gps_alloc *a, unsigned long first, unsigned long nr);
 int gps_subscribe_page(struct gps_alloc *a, unsigned long g, int dev);
 void gps_unsubscribe_page(struct gps_alloc *a, unsigned long g, int dev,
 			  bool zap);
-extern struct mutex gps_all_allocs_lock;
-extern struct list_head gps_all_allocs;
+
+/* gps_copy.c */
+int gps_memset(struct gps_ctx *ctx, struct gps_memset_args *args);
+int gps_write(struct gps_ctx *ctx, struct gps_copy_args *args);
+int gps_read(struct gps_ctx *ctx, struct gps_copy_args *args);
 
 /* gps_track.c */
 int gps_track(struct gps_ctx *ctx, struct gps_track_args *args);
@@ -262,23 +267,30 @@ void gps_link_reset(void);
 extern const struct vm_operations_struct gps_vm_ops;
 int gps_mmap(struct file *file, struct vm_area_struct *vma);
 
-/* gps_queue.c */
+/* gps_queue.c: the queue as a data structure, a leaf */
 int gps_queue_init(struct gps_queue *q, int nid, unsigned int capacity,
 		   unsigned int watermark, unsigned int block_size);
 void gps_queue_destroy(struct gps_queue *q);
-void gps_queue_add(struct gps_dev *dev, struct gps_alloc *a, u64 block,
-		   const unsigned long *mask, const u8 *data,
-		   struct gps_fence_stats *st);
-void gps_queue_push_oldest(struct gps_dev *dev, bool early,
-			   struct gps_fence_stats *st);
-void gps_queue_drain(struct gps_dev *dev, struct gps_fence_stats *st);
-void gps_queue_push_aged(struct gps_dev *dev, unsigned long age);
+struct gps_qentry *gps_queue_oldest(struct gps_dev *dev);
+void gps_queue_release(struct gps_dev *dev, struct gps_qentry *e);
+bool gps_queue_merge(struct gps_dev *dev, struct gps_alloc *a, u64 block,
+		     const unsigned long *mask, const u8 *data);
+void gps_queue_insert(struct gps_dev *dev, struct gps_alloc *a, u64 block,
+		      const unsigned long *mask, const u8 *data);
 void gps_queue_purge(struct gps_dev *dev, struct gps_alloc *a);
+void gps_queue_swap(struct gps_dev *dev, struct gps_queue *fresh);
+
+/* gps_push.c: entries and pages into the other replicas */
+void gps_push_block(struct gps_dev *dev, struct gps_alloc *a, u64 block,
+		    const unsigned long *mask, const u8 *data,
+		    struct gps_fence_stats *st);
+void gps_push_oldest(struct gps_dev *dev, bool early,
+		     struct gps_fence_stats *st);
+void gps_push_drain(struct gps_dev *dev, struct gps_fence_stats *st);
+void gps_push_aged(struct gps_dev *dev, unsigned long age);
 void gps_push_page(struct gps_dev *dev, struct gps_replica *src,
 		   unsigned int sub, const unsigned long *mask,
 		   unsigned int blocks, struct gps_fence_stats *st);
-int gps_queues_reconfigure(unsigned int capacity, unsigned int watermark,
-			   unsigned int block_size);
 
 /* gps_harvest.c */
 void gps_mark_dirty(struct gps_replica *r);
@@ -290,11 +302,15 @@ void gps_harvest_purge(struct gps_dev *dev, struct gps_alloc *a);
 int gps_thread_start(struct gps_dev *dev);
 void gps_thread_stop(struct gps_dev *dev);
 void gps_wake_all(void);
+
+/* gps_fence.c: fences, and work on every device at once */
 int gps_fence(int device, struct gps_fence_stats *st);
 int gps_fence_devices(u64 mask, struct gps_fence_stats *st);
 int gps_lock_all(bool killable);
 void gps_unlock_all(void);
 void gps_drain_all_locked(struct gps_fence_stats *st);
+int gps_queues_reconfigure(unsigned int capacity, unsigned int watermark,
+			   unsigned int block_size);
 
 /* gps_sysfs.c */
 int gps_sysfs_init(void);

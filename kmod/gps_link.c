@@ -26,6 +26,7 @@
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/kthread.h>
+#include <linux/lockdep.h>
 #include "gps_internal.h"
 
 /**
@@ -38,6 +39,7 @@ void gps_link_charge(struct gps_dev *dev, u64 bytes)
 	u64 bw = READ_ONCE(gps_knobs.link_bandwidth);
 	u64 now;
 
+	lockdep_assert_held(&dev->harvest_lock);
 	if (!bw || !bytes)
 		return;
 	now = ktime_get_ns();

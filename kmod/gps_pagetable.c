@@ -22,6 +22,7 @@
 #include <linux/topology.h>
 #include <linux/mmzone.h>
 #include <linux/vmstat.h>
+#include <linux/lockdep.h>
 #include "gps_internal.h"
 
 static size_t gps_replica_bytes(unsigned int nr_sub)
@@ -170,6 +171,8 @@ struct gps_replica *gps_view_replica(struct gps_alloc *a, struct gps_gpage *gp,
 {
 	int best = -1, best_dist = INT_MAX, d;
 
+	lockdep_assert(lockdep_is_held(&a->sub_sem) ||
+		       lockdep_is_held(&gps_devs[0].harvest_lock));
 	if (gp->rep[view])
 		return gp->rep[view];
 	for (d = 0; d < gps_nr_devs; d++) {
@@ -232,6 +235,7 @@ void gps_zap_views(struct gps_alloc *a, unsigned long first, unsigned long nr,
 	unsigned long g;
 	int d;
 
+	lockdep_assert_held_write(&a->sub_sem);
 	gps_zap_range(a, first, nr);
 	if (removed)
 		gps_page_barrier(removed);

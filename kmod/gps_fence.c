@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DOC: fences and work on every device at once
+ *
+ * A fence runs in the caller's context: it harvests every replica that
+ * was dirty when it started and drains the queue, under the device's
+ * harvest_lock, taken killably.  A fence of a device that wrote through
+ * remote replicas (it was not a subscriber) fences their owners too.
+ * Then it waits for the link model, once for all the devices it fenced.
+ *
+ * Also here: what holds every device's harvest_lock at once (subscription
+ * changes, queue reshaping) and the drain of every device done under it.
+ *
+ * Calls the harvest, the push and the link model; called by the ioctls,
+ * allocations, tracking and the knobs.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/slab.h>
+#include <linux/sched/signal.h>
+#include <linux/lockdep.h>
+#include "gps_internal.h"
+#include "gps_trace.h"
+
+/* Harvest what is dirty now and push everything: harvest_lock held. */
+static void gps_fence_locked(struct gps_dev *dev, struct gps_fence_stats *st)
+{
+	unsigned long nr;
+
+	lockdep_assert_held(&dev->harvest_lock);
+	spin_lock(&dev->dirty_lock);
+	nr = dev->nr_dirty;
+	spin_unlock(&dev->dirty_lock);
+	gps_harvest(dev, nr, 0, st);
+	gps_push_drain(dev, st);
+	atomic64_inc(&dev->stats.fences);
+}
+
+static int gps_fence_one(struct gps_dev *dev, struct gps_fence_stats *st)
+{
+	if (mutex_lock_killable(&dev->harvest_lock))
+		return -EINTR;
+	gps_fence_locked(dev, st);
+	mutex_unlock(&dev->harvest_lock);
+	return 0;
+}
+
+/**
+ * gps_fence_devices() - publish every store the devices of @mask made
+ *	before the call
+ * @mask: devices; all of them is a system-wide release
+ * @st: statistics of the work done
+ *
+ * Each device named is fenced, then each device whose replicas they
+ * wrote into as non-subscribers (their stores sit on that owner's dirty
+ * list).  The devices' links carry their pushes at the same time, so the
+ * fence then waits once, for the link that finishes last, and pays the
+ * link latency once if anything was pushed.
+ *
+ * Returns 0, or -EINTR if a fatal signal arrived while waiting.
+ */
+int gps_fence_devices(u64 mask, struct gps_fence_stats *st)
+{
+	u64 all = gps_nr_devs == 64 ? ~0ULL : BIT_ULL(gps_nr_devs) - 1;
+	unsigned long named = mask & all, remote = 0, fenced;
+	u64 before = st->bytes_pushed;
+	int d, ret;
+
+	for_each_set_bit(d, &named, gps_nr_devs)
+		remote |= atomic_long_xchg(&gps_devs[d].remote_mask, 0);
+	remote &= all & ~named;
+	fenced = named | remote;
+	/* The named devices in order, then the owners they wrote into. */
+	for_each_set_bit(d, &named, gps_nr_devs) {
+		ret = gps_fence_one(&gps_devs[d], st);
+		if (ret)
+			return ret;
+	}
+	for_each_set_bit(d, &remote, gps_nr_devs) {
+		ret = gps_fence_one(&gps_devs[d], st);
+		if (ret)
+			return ret;
+	}
+	gps_link_wait_all(fenced, st->bytes_pushed != before);
+	trace_gps_fence(named == all ? (int)GPS_FENCE_ALL : __ffs(named),
+			st->pages_harvested, st->blocks_pushed,
+			st->bytes_pushed);
+	return 0;
+}
+
+/**
+ * gps_fence() - publish every store a device made before the call
+ * @device: device index, or GPS_FENCE_ALL for a system-wide release
+ * @st: statistics of the work this fence did
+ *
+ * Returns 0, or -EINTR if a fatal signal arrived while waiting.
+ */
+int gps_fence(int device, struct gps_fence_stats *st)
+{
+	u64 all = gps_nr_devs == 64 ? ~0ULL : BIT_ULL(gps_nr_devs) - 1;
+
+	return gps_fence_devices(device == (int)GPS_FENCE_ALL ? all :
+				 BIT_ULL(device), st);
+}
+
+/**
+ * gps_lock_all() - take every device's harvest_lock, in device order
+ * @killable: give up with -EINTR on a fatal signal
+ *
+ * Held around changes to subscriber sets, replicas and queue shapes.
+ */
+int gps_lock_all(bool killable)
+{
+	int d;
+
+	for (d = 0; d < gps_nr_devs; d++) {
+		if (!killable) {
+			mutex_lock(&gps_devs[d].harvest_lock);
+			continue;
+		}
+		if (mutex_lock_killable(&gps_devs[d].harvest_lock)) {
+			while (d--)
+				mutex_unlock(&gps_devs[d].harvest_lock);
+			return -EINTR;
+		}
+	}
+	return 0;
+}
+
+void gps_unlock_all(void)
+{
+	int d;
+
+	for (d = gps_nr_devs - 1; d >= 0; d--)
+		mutex_unlock(&gps_devs[d].harvest_lock);
+}
+
+/**
+ * gps_drain_all_locked() - fence every device, all harvest_locks held
+ * @st: statistics, or NULL
+ */
+void gps_drain_all_locked(struct gps_fence_stats *st)
+{
+	struct gps_fence_stats dummy = {};
+	int d;
+
+	for (d = 0; d < gps_nr_devs; d++)
+		lockdep_assert_held(&gps_devs[d].harvest_lock);
+	for (d = 0; d < gps_nr_devs; d++)
+		gps_fence_locked(&gps_devs[d], st ? st : &dummy);
+}
+
+/**
+ * gps_queues_reconfigure() - give every device a queue of a new shape
+ * @capacity: entries
+ * @watermark: high watermark, 1..@capacity
+ * @block_size: bytes per entry
+ *
+ * Every queue is drained first, so no published store is lost.  On
+ * failure the old queues stay.  Caller holds gps_knob_lock.
+ */
+int gps_queues_reconfigure(unsigned int capacity, unsigned int watermark,
+			   unsigned int block_size)
+{
+	struct gps_queue *fresh;
+	int d, ret;
+
+	lockdep_assert_held(&gps_knob_lock);
+	fresh = kcalloc(gps_nr_devs, sizeof(*fresh), GFP_KERNEL);
+	if (!fresh)
+		return -ENOMEM;
+	for (d = 0; d < gps_nr_devs; d++) {
+		ret = gps_queue_init(&fresh[d], gps_devs[d].nid, capacity,
+				     watermark, block_size);
+		if (ret)
+			goto err_destroy;
+	}
+	ret = gps_lock_all(true);
+	if (ret)
+		goto err_destroy;
+	gps_drain_all_locked(NULL);
+	for (d = 0; d < gps_nr_devs; d++)
+		gps_queue_swap(&gps_devs[d], &fresh[d]);
+	gps_unlock_all();
+	ret = 0;
+	d = gps_nr_devs;
+err_destroy:
+	while (d--)
+		gps_queue_destroy(&fresh[d]);
+	kfree(fresh);
+	return ret;
+}

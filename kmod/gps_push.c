@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DOC: pushing changed bytes into the other replicas
+ *
+ * Pushing a queue entry writes its masked bytes into every other
+ * subscriber's replica, and into their twins, so that a receiver never
+ * publishes what it received.  Bytes the source replica no longer holds
+ * are dropped: a newer value, written locally (to be published later) or
+ * received from another device, superseded them.  This is what makes all
+ * replicas agree after racing writes and a release, whichever order
+ * queues drain in.
+ *
+ * Entries leave the queue here, oldest first: when it passes its high
+ * watermark (gps_push_block()), at a fence (gps_push_drain()), and from
+ * the device's thread once they have waited longer than the harvest
+ * interval (gps_push_aged()).  Densely written pages skip the queue
+ * (gps_push_page()).  Every byte pushed is charged to the link model.
+ *
+ * Calls the queue and the link model; called by the harvest, the thread
+ * and the fences, with the device's harvest_lock held.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mm.h>
+#include <linux/highmem.h>
+#include <linux/bitmap.h>
+#include <linux/jiffies.h>
+#include <linux/lockdep.h>
+#include "gps_internal.h"
+#include "gps_bytes.h"
+#include "gps_trace.h"
+
+static void gps_apply(u8 *dst, const u8 *src, const unsigned long *mask,
+		      unsigned int bs)
+{
+	unsigned int s, e;
+
+	for_each_set_bitrange(s, e, mask, bs)
+		memcpy(dst + s, src + s, e - s);
+}
+
+/* Write one entry into every other subscriber's replica. */
+static void gps_push_entry(struct gps_dev *dev, struct gps_qentry *e,
+			   bool early, struct gps_fence_stats *st)
+{
+	struct gps_alloc *a = e->alloc;
+	unsigned int bs = dev->queue.block_size;
+	u64 off = e->block * bs;
+	unsigned long gidx = off >> a->gshift;
+	unsigned int sub = (off >> PAGE_SHIFT) & (a->nr_sub - 1);
+	unsigned int poff = offset_in_page(off), nbytes, w;
+	struct gps_gpage *gp = gps_gpage(a, gidx);
+	struct gps_replica *src, *r;
+	u64 blocks = 0, bytes = 0;
+	unsigned long subs;
+	u8 *p;
+	int d;
+
+	lockdep_assert_held(&dev->harvest_lock);
+	spin_lock(&gp->lock);
+	src = gp->rep[dev->id];
+	if (src) {
+		const u64 *now, *sent = (const u64 *)e->data;
+
+		p = kmap_local_page(src->pages[sub]);
+		now = (const u64 *)(p + poff);
+		for (w = 0; w < bs / sizeof(u64); w++) {
+			unsigned long m = bitmap_get_value8(e->mask, w * 8);
+
+			if (m && now[w] != sent[w])
+				bitmap_set_value8(e->mask, m &
+					~gps_bytes_differ(now[w], sent[w]) & 0xff,
+					w * 8);
+		}
+		kunmap_local(p);
+	}
+	nbytes = bitmap_weight(e->mask, bs);
+	subs = gp->subs & ~BIT_ULL(dev->id);
+	for_each_set_bit(d, &subs, gps_nr_devs) {
+		if (!nbytes)
+			break;
+		r = gp->rep[d];
+		p = kmap_local_page(r->pages[sub]);
+		gps_apply(p + poff, e->data, e->mask, bs);
+		kunmap_local(p);
+		if (r->twins[sub]) {
+			p = kmap_local_page(r->twins[sub]);
+			gps_apply(p + poff, e->data, e->mask, bs);
+			kunmap_local(p);
+		}
+		atomic64_inc(&dev->stats.to_blocks[d]);
+		atomic64_add(nbytes, &dev->stats.to_bytes[d]);
+		blocks++;
+		bytes += nbytes;
+	}
+	spin_unlock(&gp->lock);
+
+	/* An entry whose every byte was superseded sent nothing. */
+	if (!blocks)
+		return;
+	gps_link_charge(dev, bytes);
+	atomic64_inc(&dev->stats.blocks_pushed);
+	atomic64_add(bytes, &dev->stats.bytes_pushed);
+	atomic64_inc(&a->pushes);
+	if (early)
+		atomic64_inc(&dev->stats.blocks_pushed_early);
+	if (st) {
+		st->blocks_pushed++;
+		st->bytes_pushed += bytes;
+	}
+	trace_gps_push(dev->id, a->handle, e->block, blocks, bytes);
+}
+
+/**
+ * gps_push_page() - push the changed bytes of a small page, bypassing
+ *	the queue
+ * @dev: device owning @src, harvest_lock held
+ * @src: the replica just diffed
+ * @sub: small page index
+ * @mask: changed bytes, PAGE_SIZE bits
+ * @blocks: blocks of the page with a changed byte
+ * @st: fence statistics, or NULL
+ *
+ * For densely written pages (at least bulk_blocks changed blocks) this
+ * saves the queue's per-block work.  It sends what the source holds now,
+ * so older queued entries of the same blocks lose their superseded bytes
+ * when they are pushed, as in gps_push_entry().  If the page was made writable
+ * again since the diff, a receiver may hold a value half old, half new
+ * until the next harvest sends the rest: allowed between releases.
+ */
+void gps_push_page(struct gps_dev *dev, struct gps_replica *src,
+		   unsigned int sub, const unsigned long *mask,
+		   unsigned int blocks, struct gps_fence_stats *st)
+{
+	struct gps_alloc *a = src->alloc;
+	struct gps_gpage *gp = gps_gpage(a, src->gidx);
+	unsigned int nbytes = bitmap_weight(mask, PAGE_SIZE);
+	u64 bytes = 0, sent = 0;
+	unsigned long subs;
+	u8 *from, *p;
+	int d;
+
+	lockdep_assert_held(&dev->harvest_lock);
+	spin_lock(&gp->lock);
+	from = kmap_local_page(src->pages[sub]);
+	subs = gp->subs & ~BIT_ULL(dev->id);
+	for_each_set_bit(d, &subs, gps_nr_devs) {
+		struct gps_replica *r = gp->rep[d];
+
+		p = kmap_local_page(r->pages[sub]);
+		gps_apply(p, from, mask, PAGE_SIZE);
+		kunmap_local(p);
+		if (r->twins[sub]) {
+			p = kmap_local_page(r->twins[sub]);
+			gps_apply(p, from, mask, PAGE_SIZE);
+			kunmap_local(p);
+		}
+		atomic64_add(blocks, &dev->stats.to_blocks[d]);
+		atomic64_add(nbytes, &dev->stats.to_bytes[d]);
+		bytes += nbytes;
+		sent++;
+	}
+	kunmap_local(from);
+	spin_unlock(&gp->lock);
+
+	if (!sent)
+		return;
+	gps_link_charge(dev, bytes);
+	atomic64_add(blocks, &dev->stats.blocks_pushed);
+	atomic64_add(blocks, &dev->stats.blocks_bulk);
+	atomic64_add(bytes, &dev->stats.bytes_pushed);
+	atomic64_add(blocks, &a->pushes);
+	if (st) {
+		st->blocks_pushed += blocks;
+		st->bytes_pushed += bytes;
+	}
+	if (sent)
+		trace_gps_push(dev->id, a->handle,
+			       (((u64)src->gidx << a->gshift) +
+				((u64)sub << PAGE_SHIFT)) /
+			       dev->queue.block_size, sent, bytes);
+}
+
+/**
+ * gps_push_oldest() - push and free the least recently added entry
+ * @dev: device, harvest_lock held
+ * @early: pushed before a fence asked for it (watermark or thread)
+ * @st: fence statistics, or NULL
+ */
+void gps_push_oldest(struct gps_dev *dev, bool early,
+		     struct gps_fence_stats *st)
+{
+	struct gps_qentry *e = gps_queue_oldest(dev);
+
+	if (!e)
+		return;
+	gps_push_entry(dev, e, early, st);
+	gps_queue_release(dev, e);
+}
+
+/**
+ * gps_push_block() - queue the changed bytes of one block
+ * @dev: device whose replica changed, harvest_lock held
+ * @a: allocation
+ * @block: block index within the allocation
+ * @mask: changed bytes, block_size bits
+ * @data: the block's bytes
+ * @st: fence statistics, or NULL
+ *
+ * A block already queued merges; a new one takes an entry, the oldest
+ * entry being pushed first if the queue is full, and entries are pushed
+ * while the queue is above its high watermark (the paper's drain of the
+ * least recently added).
+ */
+void gps_push_block(struct gps_dev *dev, struct gps_alloc *a, u64 block,
+		    const unsigned long *mask, const u8 *data,
+		    struct gps_fence_stats *st)
+{
+	struct gps_queue *q = &dev->queue;
+
+	if (gps_queue_merge(dev, a, block, mask, data))
+		return;
+	if (q->count >= q->capacity)
+		gps_push_oldest(dev, true, st);
+	gps_queue_insert(dev, a, block, mask, data);
+	while (q->count > q->watermark)
+		gps_push_oldest(dev, true, st);
+}
+
+/**
+ * gps_push_drain() - push every entry (a fence)
+ * @dev: device, harvest_lock held
+ * @st: fence statistics, or NULL
+ */
+void gps_push_drain(struct gps_dev *dev, struct gps_fence_stats *st)
+{
+	while (dev->queue.count) {
+		gps_push_oldest(dev, false, st);
+		cond_resched();
+	}
+}
+
+/**
+ * gps_push_aged() - push entries added more than @age jiffies ago
+ * @dev: device, harvest_lock held
+ * @age: jiffies
+ */
+void gps_push_aged(struct gps_dev *dev, unsigned long age)
+{
+	struct gps_qentry *e;
+
+	while ((e = gps_queue_oldest(dev)) &&
+	       !time_before(jiffies, e->added + age)) {
+		gps_push_oldest(dev, true, NULL);
+		cond_resched();
+	}
+}
