@@ -144,7 +144,7 @@ run: FORCE
 	@host=$$(nproc); cpus=$(RUN_CPUS); \
 	[ -n "$$cpus" ] || cpus=$$((host / $(RUN_NODES))); \
 	[ "$$cpus" -ge 1 ] || cpus=1; \
-	echo "make run: kernel $(RUN_SERIES), $(RUN_NODES) nodes x $$cpus vCPUs per node (host: $$host cores): $(RUN_CMD)"; \
+	echo "make run: kernel $(RUN_SERIES), $(RUN_NODES) nodes x $$cpus vCPU(s) per node (host: $$host cores): $(RUN_CMD)"; \
 	tools/gps-vm -B -k $(RUN_SERIES) -n $(RUN_NODES) -c $$cpus -t $(VM_TIMEOUT) -- $(RUN_CMD)
 
 soak: FORCE
