@@ -2,12 +2,18 @@
 /*
  * DOC: /sys/kernel/gps
  *
- * Tunables beside read-only counters, as /sys/kernel/mm/ksm does.  A
- * store parses with kstrto*, checks the range (-EINVAL, old value kept)
- * and sets the knob; knobs the push threads act on wake them.  The queue
- * shape (capacity, watermark, block size) changes under gps_knob_lock
- * and drains every queue first.  Only CAP_SYS_ADMIN may change knobs.  Documentation/ABI/testing/
- * sysfs-kernel-gps describes each file.
+ * Tunables beside read-only counters, as /sys/kernel/mm/ksm does, all
+ * from one table in the manner of null_blk's configfs attributes: a knob
+ * names its field of struct gps_knobs, its type, its range, an optional
+ * check of the rules a range cannot say, and what a change must do
+ * (GPS_KNOB_WAKE, GPS_KNOB_LINK_RESET, GPS_KNOB_QUEUE).  One show prints
+ * any knob; one store parses with kstrto* (a word for an enum), checks
+ * the range (-EINVAL, old value kept), then, under gps_knob_lock, applies
+ * the knob's check to a copy of the knobs, reshapes the queues if the
+ * knob is part of their shape (every queue drained first; -ENOMEM or
+ * -EINTR keep the old queues and value), publishes the copy and does the
+ * side effects.  Only CAP_SYS_ADMIN may change knobs.
+ * Documentation/ABI/testing/sysfs-kernel-gps describes each file.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -17,424 +23,288 @@
 #include <linux/log2.h>
 #include "gps_internal.h"
 
-static struct kobject *gps_kobj;
+enum gps_knob_type {
+	GPS_KNOB_UINT,		/* unsigned int, kstrtouint() */
+	GPS_KNOB_U64,		/* u64, kstrtou64() */
+	GPS_KNOB_ENUM,		/* unsigned int, one of ->words */
+};
 
-#define GPS_ATTR(_name) \
-	static struct kobj_attribute _name##_attr = __ATTR_RW(_name)
-#define GPS_ATTR_RO(_name) \
-	static struct kobj_attribute _name##_attr = __ATTR_RO(_name)
+/* What a change of the knob must do, after the new value is in place. */
+#define GPS_KNOB_WAKE		BIT(0)	/* gps_wake_all() */
+#define GPS_KNOB_LINK_RESET	BIT(1)	/* gps_link_reset() */
+#define GPS_KNOB_QUEUE		BIT(2)	/* gps_queues_reconfigure() */
 
-static int gps_parse_uint(const char *buf, unsigned int min, unsigned int max,
-			  unsigned int *val)
-{
-	int ret;
+/**
+ * struct gps_knob - one tunable of /sys/kernel/gps
+ * @attr: the sysfs file, named after the field
+ * @offset: of the field in struct gps_knobs
+ * @type: how the field is stored and parsed
+ * @min: smallest value accepted (numbers)
+ * @max: largest value accepted (numbers)
+ * @words: the values of a GPS_KNOB_ENUM, by number; NULL-terminated
+ * @flags: GPS_KNOB_* side effects of a change
+ * @check: rules the range cannot say, applied under gps_knob_lock to
+ *	a copy of every knob holding the new value; may also adjust other
+ *	fields of the copy; returns 0 or -EINVAL
+ */
+struct gps_knob {
+	struct kobj_attribute attr;
+	size_t offset;
+	enum gps_knob_type type;
+	u64 min;
+	u64 max;
+	const char * const *words;
+	unsigned int flags;
+	int (*check)(struct gps_knobs *new);
+};
 
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
-	ret = kstrtouint(buf, 0, val);
-	if (ret)
-		return ret;
-	return *val < min || *val > max ? -EINVAL : 0;
-}
+static ssize_t gps_knob_show(struct kobject *kobj, struct kobj_attribute *attr,
+			     char *buf);
+static ssize_t gps_knob_store(struct kobject *kobj, struct kobj_attribute *attr,
+			      const char *buf, size_t count);
 
-static int gps_parse_u64(const char *buf, u64 min, u64 max, u64 *val)
-{
-	int ret;
-
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
-	ret = kstrtou64(buf, 0, val);
-	if (ret)
-		return ret;
-	return *val < min || *val > max ? -EINVAL : 0;
-}
-
-static ssize_t page_size_show(struct kobject *kobj,
-			      struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(gps_knobs.page_size));
-}
-
-static ssize_t page_size_store(struct kobject *kobj,
-			       struct kobj_attribute *attr,
-			       const char *buf, size_t count)
-{
-	unsigned int val;
-	int ret = gps_parse_uint(buf, GPS_PAGE_4K, GPS_PAGE_2M, &val);
-
-	if (ret)
-		return ret;
-	if (val != GPS_PAGE_4K && val != GPS_PAGE_64K && val != GPS_PAGE_2M)
-		return -EINVAL;
-	WRITE_ONCE(gps_knobs.page_size, val);
-	return count;
-}
-GPS_ATTR(page_size);
-
-/* The queue shape: capacity, watermark and block size change together. */
-static ssize_t gps_set_queue(const char *buf, size_t count, int which)
-{
-	unsigned int cap, wm, bs, val;
-	int ret;
-
-	switch (which) {
-	case 0:
-		ret = gps_parse_uint(buf, 1, 65536, &val);
-		break;
-	case 1:
-		ret = gps_parse_uint(buf, 64, PAGE_SIZE, &val);
-		if (!ret && !is_power_of_2(val))
-			ret = -EINVAL;
-		break;
-	default:
-		ret = gps_parse_uint(buf, 1, 65536, &val);
-		break;
+#define GPS_KNOB(_name, _type, _min, _max, _flags, _check)		\
+	{								\
+		.attr = __ATTR(_name, 0644, gps_knob_show,		\
+			       gps_knob_store),				\
+		.offset = offsetof(struct gps_knobs, _name),		\
+		.type = _type,						\
+		.min = _min,						\
+		.max = _max,						\
+		.flags = _flags,					\
+		.check = _check,					\
 	}
-	if (ret)
-		return ret;
 
-	mutex_lock(&gps_knob_lock);
-	cap = gps_knobs.queue_capacity;
-	wm = gps_knobs.queue_watermark;
-	bs = gps_knobs.block_size;
-	switch (which) {
-	case 0:		/* capacity: the watermark follows, one below */
-		cap = val;
-		wm = max(cap - 1, 1U);
-		break;
-	case 1:
-		bs = val;
-		break;
-	default:
-		if (val > cap) {
-			ret = -EINVAL;
-			goto out;
-		}
-		wm = val;
-		break;
+#define GPS_KNOB_WORDS(_name, _words, _flags)				\
+	{								\
+		.attr = __ATTR(_name, 0644, gps_knob_show,		\
+			       gps_knob_store),				\
+		.offset = offsetof(struct gps_knobs, _name),		\
+		.type = GPS_KNOB_ENUM,					\
+		.words = _words,					\
+		.flags = _flags,					\
 	}
-	ret = gps_queues_reconfigure(cap, wm, bs);
-	if (!ret) {
-		gps_knobs.queue_capacity = cap;
-		gps_knobs.queue_watermark = wm;
-		gps_knobs.block_size = bs;
-	}
-out:
-	mutex_unlock(&gps_knob_lock);
-	gps_wake_all();
-	return ret ? ret : count;
-}
 
-static ssize_t queue_capacity_show(struct kobject *kobj,
-				   struct kobj_attribute *attr, char *buf)
+/* Only the three GPS page sizes. */
+static int gps_check_page_size(struct gps_knobs *new)
 {
-	return sysfs_emit(buf, "%u\n", READ_ONCE(gps_knobs.queue_capacity));
+	unsigned int ps = new->page_size;
+
+	return ps == GPS_PAGE_4K || ps == GPS_PAGE_64K || ps == GPS_PAGE_2M ?
+	       0 : -EINVAL;
 }
 
-static ssize_t queue_capacity_store(struct kobject *kobj,
-				    struct kobj_attribute *attr,
-				    const char *buf, size_t count)
+static int gps_check_block_size(struct gps_knobs *new)
 {
-	return gps_set_queue(buf, count, 0);
+	return is_power_of_2(new->block_size) ? 0 : -EINVAL;
 }
-GPS_ATTR(queue_capacity);
 
-static ssize_t block_size_show(struct kobject *kobj,
-			       struct kobj_attribute *attr, char *buf)
+/* A new capacity brings the watermark along, one below it. */
+static int gps_check_queue_capacity(struct gps_knobs *new)
 {
-	return sysfs_emit(buf, "%u\n", READ_ONCE(gps_knobs.block_size));
+	new->queue_watermark = max(new->queue_capacity - 1, 1U);
+	return 0;
 }
 
-static ssize_t block_size_store(struct kobject *kobj,
-				struct kobj_attribute *attr,
-				const char *buf, size_t count)
+static int gps_check_queue_watermark(struct gps_knobs *new)
 {
-	return gps_set_queue(buf, count, 1);
+	return new->queue_watermark > new->queue_capacity ? -EINVAL : 0;
 }
-GPS_ATTR(block_size);
 
-static ssize_t queue_watermark_show(struct kobject *kobj,
-				    struct kobj_attribute *attr, char *buf)
+/* 1 KB/s .. 1 TB/s, or 0: beyond that the model means nothing. */
+static int gps_check_link_bandwidth(struct gps_knobs *new)
 {
-	return sysfs_emit(buf, "%u\n", READ_ONCE(gps_knobs.queue_watermark));
+	return new->link_bandwidth && new->link_bandwidth < 1000 ? -EINVAL : 0;
 }
-
-static ssize_t queue_watermark_store(struct kobject *kobj,
-				     struct kobj_attribute *attr,
-				     const char *buf, size_t count)
-{
-	return gps_set_queue(buf, count, 2);
-}
-GPS_ATTR(queue_watermark);
-
-static ssize_t harvest_interval_us_show(struct kobject *kobj,
-					struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n",
-			  READ_ONCE(gps_knobs.harvest_interval_us));
-}
-
-static ssize_t harvest_interval_us_store(struct kobject *kobj,
-					 struct kobj_attribute *attr,
-					 const char *buf, size_t count)
-{
-	unsigned int val;
-	int ret = gps_parse_uint(buf, 0, 10 * USEC_PER_SEC, &val);
-
-	if (ret)
-		return ret;
-	WRITE_ONCE(gps_knobs.harvest_interval_us, val);
-	gps_wake_all();
-	return count;
-}
-GPS_ATTR(harvest_interval_us);
-
-static ssize_t dirty_wake_show(struct kobject *kobj,
-			       struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(gps_knobs.dirty_wake));
-}
-
-static ssize_t dirty_wake_store(struct kobject *kobj,
-				struct kobj_attribute *attr,
-				const char *buf, size_t count)
-{
-	unsigned int val;
-	int ret = gps_parse_uint(buf, 1, 1U << 20, &val);
-
-	if (ret)
-		return ret;
-	WRITE_ONCE(gps_knobs.dirty_wake, val);
-	gps_wake_all();
-	return count;
-}
-GPS_ATTR(dirty_wake);
-
-static ssize_t bulk_blocks_show(struct kobject *kobj,
-				struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(gps_knobs.bulk_blocks));
-}
-
-static ssize_t bulk_blocks_store(struct kobject *kobj,
-				 struct kobj_attribute *attr,
-				 const char *buf, size_t count)
-{
-	unsigned int val;
-	int ret = gps_parse_uint(buf, 0, PAGE_SIZE / 64, &val);
-
-	if (ret)
-		return ret;
-	WRITE_ONCE(gps_knobs.bulk_blocks, val);
-	return count;
-}
-GPS_ATTR(bulk_blocks);
-
-static ssize_t max_bytes_show(struct kobject *kobj,
-			      struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%llu\n", READ_ONCE(gps_knobs.max_bytes));
-}
-
-static ssize_t max_bytes_store(struct kobject *kobj,
-			       struct kobj_attribute *attr,
-			       const char *buf, size_t count)
-{
-	u64 val;
-	int ret = gps_parse_u64(buf, 0, U64_MAX, &val);
-
-	if (ret)
-		return ret;
-	WRITE_ONCE(gps_knobs.max_bytes, val);
-	return count;
-}
-GPS_ATTR(max_bytes);
-
-static ssize_t node_max_bytes_show(struct kobject *kobj,
-				   struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%llu\n", READ_ONCE(gps_knobs.node_max_bytes));
-}
-
-static ssize_t node_max_bytes_store(struct kobject *kobj,
-				    struct kobj_attribute *attr,
-				    const char *buf, size_t count)
-{
-	u64 val;
-	int ret = gps_parse_u64(buf, 0, U64_MAX, &val);
-
-	if (ret)
-		return ret;
-	WRITE_ONCE(gps_knobs.node_max_bytes, val);
-	return count;
-}
-GPS_ATTR(node_max_bytes);
-
-static ssize_t node_reserve_bytes_show(struct kobject *kobj,
-				       struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%llu\n",
-			  READ_ONCE(gps_knobs.node_reserve_bytes));
-}
-
-static ssize_t node_reserve_bytes_store(struct kobject *kobj,
-					struct kobj_attribute *attr,
-					const char *buf, size_t count)
-{
-	u64 val;
-	int ret = gps_parse_u64(buf, 0, U64_MAX, &val);
-
-	if (ret)
-		return ret;
-	WRITE_ONCE(gps_knobs.node_reserve_bytes, val);
-	return count;
-}
-GPS_ATTR(node_reserve_bytes);
 
 static const char * const gps_track_policies[] = {
 	[GPS_TRACK_POLICY_TOUCHED] = "touched",
 	[GPS_TRACK_POLICY_READ] = "read",
+	NULL
 };
 
-static ssize_t track_policy_show(struct kobject *kobj,
-				 struct kobj_attribute *attr, char *buf)
+static struct gps_knob gps_knob_table[] = {
+	GPS_KNOB(page_size, GPS_KNOB_UINT, GPS_PAGE_4K, GPS_PAGE_2M, 0,
+		 gps_check_page_size),
+	GPS_KNOB(block_size, GPS_KNOB_UINT, 64, PAGE_SIZE,
+		 GPS_KNOB_QUEUE | GPS_KNOB_WAKE, gps_check_block_size),
+	GPS_KNOB(queue_capacity, GPS_KNOB_UINT, 1, 65536,
+		 GPS_KNOB_QUEUE | GPS_KNOB_WAKE, gps_check_queue_capacity),
+	GPS_KNOB(queue_watermark, GPS_KNOB_UINT, 1, 65536,
+		 GPS_KNOB_QUEUE | GPS_KNOB_WAKE, gps_check_queue_watermark),
+	GPS_KNOB(harvest_interval_us, GPS_KNOB_UINT, 0, 10 * USEC_PER_SEC,
+		 GPS_KNOB_WAKE, NULL),
+	GPS_KNOB(dirty_wake, GPS_KNOB_UINT, 1, 1U << 20, GPS_KNOB_WAKE, NULL),
+	GPS_KNOB(bulk_blocks, GPS_KNOB_UINT, 0, PAGE_SIZE / 64, 0, NULL),
+	GPS_KNOB(max_bytes, GPS_KNOB_U64, 0, U64_MAX, 0, NULL),
+	GPS_KNOB(node_max_bytes, GPS_KNOB_U64, 0, U64_MAX, 0, NULL),
+	GPS_KNOB(node_reserve_bytes, GPS_KNOB_U64, 0, U64_MAX, 0, NULL),
+	GPS_KNOB_WORDS(track_policy, gps_track_policies, 0),
+	GPS_KNOB(link_bandwidth, GPS_KNOB_U64, 0, 1000000000000ULL,
+		 GPS_KNOB_LINK_RESET | GPS_KNOB_WAKE,
+		 gps_check_link_bandwidth),
+	GPS_KNOB(link_latency_ns, GPS_KNOB_U64, 0, NSEC_PER_SEC, 0, NULL),
+};
+
+static void *gps_knob_field(const struct gps_knob *k, struct gps_knobs *knobs)
 {
-	unsigned int p = READ_ONCE(gps_knobs.track_policy), i;
+	return (char *)knobs + k->offset;
+}
+
+static u64 gps_knob_get(const struct gps_knob *k, struct gps_knobs *knobs)
+{
+	void *p = gps_knob_field(k, knobs);
+
+	return k->type == GPS_KNOB_U64 ? READ_ONCE(*(u64 *)p) :
+					 READ_ONCE(*(unsigned int *)p);
+}
+
+static void gps_knob_set(const struct gps_knob *k, struct gps_knobs *knobs,
+			 u64 val)
+{
+	void *p = gps_knob_field(k, knobs);
+
+	if (k->type == GPS_KNOB_U64)
+		WRITE_ONCE(*(u64 *)p, val);
+	else
+		WRITE_ONCE(*(unsigned int *)p, val);
+}
+
+static ssize_t gps_knob_show(struct kobject *kobj, struct kobj_attribute *attr,
+			     char *buf)
+{
+	const struct gps_knob *k = container_of(attr, struct gps_knob, attr);
+	u64 val = gps_knob_get(k, &gps_knobs);
+	unsigned int i;
 	int len = 0;
 
-	for (i = 0; i < ARRAY_SIZE(gps_track_policies); i++)
-		len += sysfs_emit_at(buf, len, i == p ? "[%s]%s" : "%s%s",
-				     gps_track_policies[i],
-				     i + 1 < ARRAY_SIZE(gps_track_policies) ?
-				     " " : "\n");
+	if (k->type != GPS_KNOB_ENUM)
+		return sysfs_emit(buf, "%llu\n", val);
+	/* Every word, the current one in brackets: "[touched] read". */
+	for (i = 0; k->words[i]; i++)
+		len += sysfs_emit_at(buf, len, i == val ? "[%s]%s" : "%s%s",
+				     k->words[i], k->words[i + 1] ? " " : "\n");
 	return len;
 }
 
-static ssize_t track_policy_store(struct kobject *kobj,
-				  struct kobj_attribute *attr,
-				  const char *buf, size_t count)
+/* The number (or the word's number) written; 0 or -EINVAL/-ERANGE. */
+static int gps_knob_parse(const struct gps_knob *k, const char *buf, u64 *val)
 {
-	int i;
+	unsigned int u;
+	int ret;
+
+	switch (k->type) {
+	case GPS_KNOB_UINT:
+		ret = kstrtouint(buf, 0, &u);
+		*val = u;
+		return ret;
+	case GPS_KNOB_U64:
+		return kstrtou64(buf, 0, val);
+	case GPS_KNOB_ENUM:
+		ret = __sysfs_match_string(k->words, -1, buf);
+		*val = ret;
+		return ret < 0 ? -EINVAL : 0;
+	}
+	return -EINVAL;
+}
+
+static ssize_t gps_knob_store(struct kobject *kobj, struct kobj_attribute *attr,
+			      const char *buf, size_t count)
+{
+	const struct gps_knob *k = container_of(attr, struct gps_knob, attr);
+	struct gps_knobs new;
+	u64 val;
+	int i, ret;
 
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
-	i = sysfs_match_string(gps_track_policies, buf);
-	if (i < 0)
-		return -EINVAL;
-	WRITE_ONCE(gps_knobs.track_policy, i);
-	return count;
-}
-GPS_ATTR(track_policy);
-
-static ssize_t link_bandwidth_show(struct kobject *kobj,
-				   struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%llu\n", READ_ONCE(gps_knobs.link_bandwidth));
-}
-
-static ssize_t link_bandwidth_store(struct kobject *kobj,
-				    struct kobj_attribute *attr,
-				    const char *buf, size_t count)
-{
-	u64 val;
-	int ret = gps_parse_u64(buf, 0, 1000000000000ULL, &val);
-
+	ret = gps_knob_parse(k, buf, &val);
 	if (ret)
 		return ret;
-	/* 1 KB/s .. 1 TB/s, or 0: beyond that the model means nothing. */
-	if (val && val < 1000)
+	if (k->type != GPS_KNOB_ENUM && (val < k->min || val > k->max))
 		return -EINVAL;
-	WRITE_ONCE(gps_knobs.link_bandwidth, val);
-	gps_link_reset();
-	gps_wake_all();
-	return count;
-}
-GPS_ATTR(link_bandwidth);
 
-static ssize_t link_latency_ns_show(struct kobject *kobj,
-				    struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%llu\n", READ_ONCE(gps_knobs.link_latency_ns));
-}
-
-static ssize_t link_latency_ns_store(struct kobject *kobj,
-				     struct kobj_attribute *attr,
-				     const char *buf, size_t count)
-{
-	u64 val;
-	int ret = gps_parse_u64(buf, 0, NSEC_PER_SEC, &val);
-
+	mutex_lock(&gps_knob_lock);
+	new = gps_knobs;
+	gps_knob_set(k, &new, val);
+	ret = k->check ? k->check(&new) : 0;
+	if (!ret && (k->flags & GPS_KNOB_QUEUE))
+		ret = gps_queues_reconfigure(new.queue_capacity,
+					     new.queue_watermark,
+					     new.block_size);
+	if (!ret) {
+		/* Field by field: readers use READ_ONCE() without the lock. */
+		for (i = 0; i < ARRAY_SIZE(gps_knob_table); i++)
+			gps_knob_set(&gps_knob_table[i], &gps_knobs,
+				     gps_knob_get(&gps_knob_table[i], &new));
+		if (k->flags & GPS_KNOB_LINK_RESET)
+			gps_link_reset();
+	}
+	mutex_unlock(&gps_knob_lock);
 	if (ret)
 		return ret;
-	WRITE_ONCE(gps_knobs.link_latency_ns, val);
+	if (k->flags & GPS_KNOB_WAKE)
+		gps_wake_all();
 	return count;
 }
-GPS_ATTR(link_latency_ns);
 
-static ssize_t abi_version_show(struct kobject *kobj,
+/**
+ * struct gps_counter - a read-only file of /sys/kernel/gps
+ * @attr: the sysfs file
+ * @count: an atomic counter of live state, or NULL
+ * @value: else a number fixed while the module is loaded
+ */
+struct gps_counter {
+	struct kobj_attribute attr;
+	atomic64_t *count;
+	const unsigned int *value;
+};
+
+static ssize_t gps_counter_show(struct kobject *kobj,
 				struct kobj_attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%u\n", GPS_ABI_VERSION);
-}
-GPS_ATTR_RO(abi_version);
+	const struct gps_counter *c = container_of(attr, struct gps_counter,
+						   attr);
 
-static ssize_t nr_devices_show(struct kobject *kobj,
-			       struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", gps_nr_devs);
+	if (c->count)
+		return sysfs_emit(buf, "%lld\n", atomic64_read(c->count));
+	return sysfs_emit(buf, "%u\n", *c->value);
 }
-GPS_ATTR_RO(nr_devices);
 
-static ssize_t nr_allocs_show(struct kobject *kobj,
-			      struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%lld\n", atomic64_read(&gps_nr_allocs));
-}
-GPS_ATTR_RO(nr_allocs);
+#define GPS_COUNTER(_name, _count, _value)				\
+	{								\
+		.attr = __ATTR(_name, 0444, gps_counter_show, NULL),	\
+		.count = _count,					\
+		.value = _value,					\
+	}
 
-static ssize_t replica_pages_show(struct kobject *kobj,
-				  struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%lld\n", atomic64_read(&gps_replica_pages));
-}
-GPS_ATTR_RO(replica_pages);
+static const unsigned int gps_abi_version = GPS_ABI_VERSION;
 
-static ssize_t twin_pages_show(struct kobject *kobj,
-			       struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%lld\n", atomic64_read(&gps_twin_pages));
-}
-GPS_ATTR_RO(twin_pages);
-
-static struct attribute *gps_attrs[] = {
-	&page_size_attr.attr,
-	&block_size_attr.attr,
-	&queue_capacity_attr.attr,
-	&queue_watermark_attr.attr,
-	&harvest_interval_us_attr.attr,
-	&dirty_wake_attr.attr,
-	&bulk_blocks_attr.attr,
-	&max_bytes_attr.attr,
-	&node_max_bytes_attr.attr,
-	&node_reserve_bytes_attr.attr,
-	&track_policy_attr.attr,
-	&link_bandwidth_attr.attr,
-	&link_latency_ns_attr.attr,
-	&abi_version_attr.attr,
-	&nr_devices_attr.attr,
-	&nr_allocs_attr.attr,
-	&replica_pages_attr.attr,
-	&twin_pages_attr.attr,
-	NULL,
+static struct gps_counter gps_counter_table[] = {
+	GPS_COUNTER(abi_version, NULL, &gps_abi_version),
+	GPS_COUNTER(nr_devices, NULL, &gps_nr_devs),
+	GPS_COUNTER(nr_allocs, &gps_nr_allocs, NULL),
+	GPS_COUNTER(replica_pages, &gps_replica_pages, NULL),
+	GPS_COUNTER(twin_pages, &gps_twin_pages, NULL),
 };
+
+static struct attribute *gps_attrs[ARRAY_SIZE(gps_knob_table) +
+				   ARRAY_SIZE(gps_counter_table) + 1];
 
 static const struct attribute_group gps_attr_group = {
 	.attrs = gps_attrs,
 };
 
+static struct kobject *gps_kobj;
+
 int gps_sysfs_init(void)
 {
-	int ret;
+	int i, n = 0, ret;
+
+	for (i = 0; i < ARRAY_SIZE(gps_knob_table); i++)
+		gps_attrs[n++] = &gps_knob_table[i].attr.attr;
+	for (i = 0; i < ARRAY_SIZE(gps_counter_table); i++)
+		gps_attrs[n++] = &gps_counter_table[i].attr.attr;
 
 	gps_kobj = kobject_create_and_add("gps", kernel_kobj);
 	if (!gps_kobj)
