@@ -22,6 +22,7 @@
 #include <linux/mm.h>
 #include <linux/workqueue.h>
 #include <linux/compat.h>
+#include <linux/nospec.h>
 #ifdef GPS_HAVE_IO_URING_CMD_H
 #include <linux/io_uring/cmd.h>
 #else
@@ -88,10 +89,22 @@ static bool gps_zeroed(const void *p, size_t n)
 	return !memchr_inv(p, 0, n);
 }
 
-static int gps_version(struct gps_version_args *args)
+/* Every command's reserved fields must be zero (-EINVAL otherwise). */
+#define gps_reserved_zero(args) \
+	gps_zeroed((args)->reserved, sizeof((args)->reserved))
+
+/*
+ * One handler per command.  Each checks the reserved fields of its
+ * struct and clears its out-fields, so that nothing stale goes back,
+ * then calls the gps_<verb>() that does the work.
+ */
+static int gps_ioc_version(struct gps_ctx *ctx, void *data)
 {
+	struct gps_version_args *args = data;
 	int d;
 
+	/* Out only: read back as the driver fills it. */
+	memset(args, 0, sizeof(*args));
 	args->abi_version = GPS_ABI_VERSION;
 	args->nr_devices = gps_nr_devs;
 	args->page_size = READ_ONCE(gps_knobs.page_size);
@@ -102,13 +115,16 @@ static int gps_version(struct gps_version_args *args)
 	return 0;
 }
 
-static int gps_device_info(struct gps_device_args *args)
+static int gps_ioc_device_info(struct gps_ctx *ctx, void *data)
 {
+	struct gps_device_args *args = data;
 	unsigned long free = 0;
 	struct gps_dev *dev;
 	pg_data_t *pgdat;
 	int z;
 
+	if (args->pad || !gps_reserved_zero(args))
+		return -EINVAL;
 	if (args->device >= gps_nr_devs)
 		return -EINVAL;
 	dev = &gps_devs[args->device];
@@ -121,6 +137,40 @@ static int gps_device_info(struct gps_device_args *args)
 	args->mem_free = (u64)free << PAGE_SHIFT;
 	args->replica_pages = atomic64_read(&dev->stats.replica_pages);
 	return 0;
+}
+
+static int gps_ioc_alloc(struct gps_ctx *ctx, void *data)
+{
+	struct gps_alloc_args *args = data;
+
+	if (args->pad || !gps_reserved_zero(args))
+		return -EINVAL;
+	args->handle = 0;
+	args->offset = 0;
+	args->view_stride = 0;
+	args->alloc_size = 0;
+	args->out_page_size = 0;
+	return gps_alloc_create(ctx, args);
+}
+
+static int gps_ioc_free(struct gps_ctx *ctx, void *data)
+{
+	struct gps_free_args *args = data;
+
+	if (!gps_reserved_zero(args))
+		return -EINVAL;
+	return gps_alloc_free(ctx, args->handle);
+}
+
+static int gps_ioc_advise(struct gps_ctx *ctx, void *data)
+{
+	struct gps_advise_args *args = data;
+
+	if (!gps_reserved_zero(args))
+		return -EINVAL;
+	args->pages_changed = 0;
+	args->pages_failed = 0;
+	return gps_advise(ctx, args);
 }
 
 /* The devices a fence request names, as a mask; 0 if it is malformed. */
@@ -139,13 +189,16 @@ static u64 gps_fence_target(u32 device, u32 flags, u64 mask)
 	return device < gps_nr_devs ? BIT_ULL(device) : 0;
 }
 
-static int gps_do_fence(struct gps_fence_args *args)
+static int gps_ioc_fence(struct gps_ctx *ctx, void *data)
 {
-	u64 mask = gps_fence_target(args->device, args->flags,
-				    args->device_mask);
+	struct gps_fence_args *args = data;
 	struct gps_fence_stats st = {};
+	u64 mask;
 	int ret;
 
+	if (!gps_reserved_zero(args))
+		return -EINVAL;
+	mask = gps_fence_target(args->device, args->flags, args->device_mask);
 	if (!mask)
 		return -EINVAL;
 	ret = gps_fence_devices(mask, &st);
@@ -155,6 +208,77 @@ static int gps_do_fence(struct gps_fence_args *args)
 	return ret;
 }
 
+static int gps_ioc_memset(struct gps_ctx *ctx, void *data)
+{
+	struct gps_memset_args *args = data;
+
+	if (args->pad || !gps_reserved_zero(args))
+		return -EINVAL;
+	return gps_memset(ctx, args);
+}
+
+static int gps_ioc_write(struct gps_ctx *ctx, void *data)
+{
+	struct gps_copy_args *args = data;
+
+	if (args->pad || !gps_reserved_zero(args))
+		return -EINVAL;
+	return gps_write(ctx, args);
+}
+
+static int gps_ioc_read(struct gps_ctx *ctx, void *data)
+{
+	struct gps_copy_args *args = data;
+
+	if (args->pad || !gps_reserved_zero(args))
+		return -EINVAL;
+	return gps_read(ctx, args);
+}
+
+static int gps_ioc_query(struct gps_ctx *ctx, void *data)
+{
+	struct gps_query_args *args = data;
+
+	if (args->pad || !gps_reserved_zero(args))
+		return -EINVAL;
+	args->kind = 0;
+	args->flags = 0;
+	args->page_size = 0;
+	args->home = 0;
+	args->total_pages = 0;
+	args->write_faults = 0;
+	args->pushes = 0;
+	return gps_query(ctx, args);
+}
+
+static int gps_ioc_track(struct gps_ctx *ctx, void *data)
+{
+	struct gps_track_args *args = data;
+
+	if (!gps_reserved_zero(args))
+		return -EINVAL;
+	args->allocs = 0;
+	args->pages = 0;
+	args->subscribed = 0;
+	args->unsubscribed = 0;
+	args->demoted = 0;
+	args->failed = 0;
+	return gps_track(ctx, args);
+}
+
+/**
+ * struct gps_ioctl_desc - one command of /dev/gps
+ * @cmd: the command number, with its direction and size
+ * @size: bytes of its struct: copied in for _IOC_WRITE, out for _IOC_READ
+ * @handler: checks the struct and runs the command; 0 or -errno
+ */
+struct gps_ioctl_desc {
+	unsigned int cmd;
+	unsigned int size;
+	int (*handler)(struct gps_ctx *ctx, void *data);
+};
+
+/* Room for the struct of any command. */
 union gps_ioctl_args {
 	struct gps_version_args version;
 	struct gps_device_args device;
@@ -169,142 +293,58 @@ union gps_ioctl_args {
 };
 
 /*
- * Reserved fields of every command must be zero and out-fields are
- * cleared before the command runs, so that nothing stale goes back.
+ * Indexed by command number.  The struct must be the command's (same
+ * size) and fit in union gps_ioctl_args.
  */
-static int gps_check_args(unsigned int cmd, union gps_ioctl_args *u)
-{
-	switch (cmd) {
-	case GPS_IOC_VERSION:
-		memset(&u->version, 0, sizeof(u->version));
-		return 0;
-	case GPS_IOC_DEVICE_INFO:
-		if (u->device.pad || !gps_zeroed(u->device.reserved,
-						 sizeof(u->device.reserved)))
-			return -EINVAL;
-		u->device.node = 0;
-		u->device.nr_cpus = 0;
-		u->device.mem_total = 0;
-		u->device.mem_free = 0;
-		u->device.replica_pages = 0;
-		return 0;
-	case GPS_IOC_ALLOC:
-		if (u->alloc.pad ||
-		    !gps_zeroed(u->alloc.reserved, sizeof(u->alloc.reserved)))
-			return -EINVAL;
-		u->alloc.handle = 0;
-		u->alloc.offset = 0;
-		u->alloc.view_stride = 0;
-		u->alloc.alloc_size = 0;
-		u->alloc.out_page_size = 0;
-		return 0;
-	case GPS_IOC_FREE:
-		return gps_zeroed(u->free.reserved, sizeof(u->free.reserved)) ?
-		       0 : -EINVAL;
-	case GPS_IOC_ADVISE:
-		if (!gps_zeroed(u->advise.reserved, sizeof(u->advise.reserved)))
-			return -EINVAL;
-		u->advise.pages_changed = 0;
-		u->advise.pages_failed = 0;
-		return 0;
-	case GPS_IOC_FENCE:
-		if (!gps_zeroed(u->fence.reserved, sizeof(u->fence.reserved)))
-			return -EINVAL;
-		u->fence.pages_harvested = 0;
-		u->fence.blocks_pushed = 0;
-		u->fence.bytes_pushed = 0;
-		return 0;
-	case GPS_IOC_MEMSET:
-		return u->memset.pad || !gps_zeroed(u->memset.reserved,
-						    sizeof(u->memset.reserved)) ?
-		       -EINVAL : 0;
-	case GPS_IOC_WRITE:
-	case GPS_IOC_READ:
-		return u->copy.pad || !gps_zeroed(u->copy.reserved,
-						  sizeof(u->copy.reserved)) ?
-		       -EINVAL : 0;
-	case GPS_IOC_QUERY:
-		if (u->query.pad ||
-		    !gps_zeroed(u->query.reserved, sizeof(u->query.reserved)))
-			return -EINVAL;
-		u->query.kind = 0;
-		u->query.flags = 0;
-		u->query.page_size = 0;
-		u->query.home = 0;
-		u->query.total_pages = 0;
-		u->query.write_faults = 0;
-		u->query.pushes = 0;
-		return 0;
-	case GPS_IOC_TRACK:
-		if (!gps_zeroed(u->track.reserved, sizeof(u->track.reserved)))
-			return -EINVAL;
-		u->track.allocs = 0;
-		u->track.pages = 0;
-		u->track.subscribed = 0;
-		u->track.unsubscribed = 0;
-		u->track.demoted = 0;
-		u->track.failed = 0;
-		return 0;
+#define GPS_IOCTL(_cmd, _type, _handler)				\
+	[_IOC_NR(_cmd)] = {						\
+		.cmd = _cmd,						\
+		.size = sizeof(struct _type) +				\
+			BUILD_BUG_ON_ZERO(sizeof(struct _type) !=	\
+					  _IOC_SIZE(_cmd)) +		\
+			BUILD_BUG_ON_ZERO(sizeof(struct _type) >	\
+					  sizeof(union gps_ioctl_args)), \
+		.handler = _handler,					\
 	}
-	return -ENOTTY;
-}
+
+static const struct gps_ioctl_desc gps_ioctls[] = {
+	GPS_IOCTL(GPS_IOC_VERSION, gps_version_args, gps_ioc_version),
+	GPS_IOCTL(GPS_IOC_DEVICE_INFO, gps_device_args, gps_ioc_device_info),
+	GPS_IOCTL(GPS_IOC_ALLOC, gps_alloc_args, gps_ioc_alloc),
+	GPS_IOCTL(GPS_IOC_FREE, gps_free_args, gps_ioc_free),
+	GPS_IOCTL(GPS_IOC_ADVISE, gps_advise_args, gps_ioc_advise),
+	GPS_IOCTL(GPS_IOC_FENCE, gps_fence_args, gps_ioc_fence),
+	GPS_IOCTL(GPS_IOC_MEMSET, gps_memset_args, gps_ioc_memset),
+	GPS_IOCTL(GPS_IOC_WRITE, gps_copy_args, gps_ioc_write),
+	GPS_IOCTL(GPS_IOC_READ, gps_copy_args, gps_ioc_read),
+	GPS_IOCTL(GPS_IOC_QUERY, gps_query_args, gps_ioc_query),
+	GPS_IOCTL(GPS_IOC_TRACK, gps_track_args, gps_ioc_track),
+};
 
 static long gps_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
-	struct gps_ctx *ctx = file->private_data;
 	void __user *uarg = (void __user *)arg;
+	const struct gps_ioctl_desc *desc;
+	unsigned int nr = _IOC_NR(cmd);
 	union gps_ioctl_args u;
-	unsigned int size = _IOC_SIZE(cmd);
 	int ret;
 
-	if (_IOC_TYPE(cmd) != GPS_IOC_MAGIC || size > sizeof(u))
+	if (_IOC_TYPE(cmd) != GPS_IOC_MAGIC || nr >= ARRAY_SIZE(gps_ioctls))
 		return -ENOTTY;
-	memset(&u, 0, sizeof(u));
-	if ((_IOC_DIR(cmd) & _IOC_WRITE) && copy_from_user(&u, uarg, size))
-		return -EFAULT;
-	ret = gps_check_args(cmd, &u);
-	if (ret)
-		return ret;
+	desc = &gps_ioctls[array_index_nospec(nr, ARRAY_SIZE(gps_ioctls))];
+	/* Unknown, or known with another size or direction. */
+	if (!desc->handler || desc->cmd != cmd)
+		return -ENOTTY;
 
-	switch (cmd) {
-	case GPS_IOC_VERSION:
-		ret = gps_version(&u.version);
-		break;
-	case GPS_IOC_DEVICE_INFO:
-		ret = gps_device_info(&u.device);
-		break;
-	case GPS_IOC_ALLOC:
-		ret = gps_alloc_create(ctx, &u.alloc);
-		break;
-	case GPS_IOC_FREE:
-		ret = gps_alloc_free(ctx, u.free.handle);
-		break;
-	case GPS_IOC_ADVISE:
-		ret = gps_advise(ctx, &u.advise);
-		break;
-	case GPS_IOC_FENCE:
-		ret = gps_do_fence(&u.fence);
-		break;
-	case GPS_IOC_MEMSET:
-		ret = gps_memset(ctx, &u.memset);
-		break;
-	case GPS_IOC_WRITE:
-		ret = gps_write(ctx, &u.copy);
-		break;
-	case GPS_IOC_READ:
-		ret = gps_read(ctx, &u.copy);
-		break;
-	case GPS_IOC_QUERY:
-		ret = gps_query(ctx, &u.query);
-		break;
-	case GPS_IOC_TRACK:
-		ret = gps_track(ctx, &u.track);
-		break;
-	default:
-		return -ENOTTY;
+	if (_IOC_DIR(cmd) & _IOC_WRITE) {
+		if (copy_from_user(&u, uarg, desc->size))
+			return -EFAULT;
+	} else {
+		memset(&u, 0, desc->size);
 	}
+	ret = desc->handler(file->private_data, &u);
 	if (!ret && (_IOC_DIR(cmd) & _IOC_READ) &&
-	    copy_to_user(uarg, &u, size))
+	    copy_to_user(uarg, &u, desc->size))
 		ret = -EFAULT;
 	return ret;
 }
