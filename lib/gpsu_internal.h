@@ -12,6 +12,8 @@
  *   pool->run_lock            (one kernel at a time per device pool)
  *     pool->lock              (the pool's current job)
  *
+ * The driver is only reached through engine.h (engine.c).
+ *
  * No lock is held while a kernel runs or while an ioctl sleeps, except
  * pool->run_lock, which only serialises kernels of one device.
  */
@@ -27,8 +29,6 @@
 #include <linux/gps.h>
 
 #define GPSU_API __attribute__((visibility("default")))
-
-#define GPSU_DEFAULT_DEV	"/dev/gps"
 
 enum gpsu_kind {
 	GPSU_KIND_GPS = 1,
@@ -65,8 +65,7 @@ struct gpsu_device {
 struct gpsu_ctx {
 	pthread_once_t once;
 	gpsError_t init_err;	/* gpsSuccess once usable */
-	int fd;
-	int ndev;
+	int ndev;		/* 0 until set up (atomic outside gpsu_init) */
 	struct gps_version_args ver;
 	struct gpsu_device dev[GPS_MAX_DEVICES];
 
@@ -116,13 +115,7 @@ gpsError_t gpsu_errno(int err);
 
 /* context.c */
 gpsError_t gpsu_init(void);
-const char *gpsu_dev_path(void);
 int gpsu_cur_device(void);
-int gpsu_ioctl(unsigned long cmd, void *arg);
-gpsError_t gpsu_fence(int device);
-gpsError_t gpsu_fence_mask(uint64_t mask);
-bool gpsu_fence_mask_ok(void);
-void gpsu_fence_mask_refused(void);
 
 /* Calls that wait for streams would wait for the caller's own kernel. */
 #define GPSU_NOT_IN_KERNEL()						\

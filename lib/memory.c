@@ -17,9 +17,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "gpsu_internal.h"
+#include "engine.h"
 
-#define GPSU_COPY_CHUNK	(64UL << 20)	/* bytes per READ/WRITE ioctl */
 #define GPSU_BOUNCE_CHUNK (1UL << 20)	/* device-to-device bounce buffer */
 
 static size_t gpsu_sys_page(void)
@@ -198,74 +197,41 @@ GPSU_API void *gpsDevicePtr(const void *p)
 
 /* ---- allocation ---------------------------------------------------- */
 
-static gpsError_t gpsu_driver_alloc(void **ptr, size_t size, unsigned int kind,
-				    unsigned int flags, unsigned int psize,
-				    int home)
+static gpsError_t gpsu_driver_alloc(void **ptr, size_t size,
+				    enum gpsu_kind kind, unsigned int flags,
+				    unsigned int psize, int home)
 {
-	struct gps_alloc_args args;
-	struct gps_free_args fr;
 	struct gpsu_alloc *a;
 	gpsError_t err;
-	int d, first, last;
+	int ret;
 
 	if (home < 0 || home >= gpsu.ndev)
 		return gpsErrorInvalidDevice;
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return gpsErrorMemoryAllocation;
-	memset(&args, 0, sizeof(args));
-	args.size = size;
-	args.kind = kind;
-	args.flags = flags;
-	args.home = home;
-	args.page_size = psize;
-	if (gpsu_ioctl(GPS_IOC_ALLOC, &args)) {
-		err = gpsu_errno(errno);
+	a->kind = kind;
+	a->size = size;
+	a->home = home;
+	a->flags = flags;
+	ret = gpsu_engine_alloc(a, psize);
+	if (ret) {
+		err = gpsu_errno(ret);
 		if (err == gpsErrorOperatingSystem ||
 		    err == gpsErrorNotSupported)
 			err = gpsErrorMemoryAllocation;
 		free(a);
 		return err;
 	}
-	a->kind = kind == GPS_MEM_GPS ? GPSU_KIND_GPS : GPSU_KIND_CONV;
-	a->handle = args.handle;
-	a->size = size;
-	a->map_size = args.alloc_size;
-	a->page_size = args.out_page_size ? args.out_page_size :
-		       gpsu.ver.page_size;
-	a->home = home;
-	a->flags = flags;
-	/* GPS: every device's view. Conventional: the home view only. */
-	first = a->kind == GPSU_KIND_GPS ? 0 : home;
-	last = a->kind == GPSU_KIND_GPS ? gpsu.ndev - 1 : home;
-	for (d = first; d <= last; d++) {
-		void *v = mmap(NULL, a->map_size, PROT_READ | PROT_WRITE,
-			       MAP_SHARED, gpsu.fd,
-			       (off_t)(args.offset + d * args.view_stride));
-
-		if (v == MAP_FAILED) {
-			err = gpsErrorMemoryAllocation;
-			goto err_unmap;
-		}
-		a->views[d] = v;
-		a->nviews = d + 1;
-	}
 	a->base = a->views[home];
 	err = gpsu_register(a);
-	if (err)
-		goto err_unmap;
+	if (err) {
+		gpsu_engine_free(a);
+		free(a);
+		return err;
+	}
 	*ptr = a->base;
 	return gpsSuccess;
-
-err_unmap:
-	for (d = 0; d < GPS_MAX_DEVICES; d++)
-		if (a->views[d])
-			munmap(a->views[d], a->map_size);
-	memset(&fr, 0, sizeof(fr));
-	fr.handle = a->handle;
-	gpsu_ioctl(GPS_IOC_FREE, &fr);
-	free(a);
-	return err;
 }
 
 #define GPSU_PAGE_FLAGS (gpsMemGPSPage4K | gpsMemGPSPage64K | gpsMemGPSPage2M)
@@ -290,7 +256,7 @@ GPSU_API gpsError_t gpsMallocGPS(void **ptr, size_t size, unsigned int flags)
 	err = gpsu_init();
 	if (err)
 		return gpsu_ret(err);
-	return gpsu_ret(gpsu_driver_alloc(ptr, size, GPS_MEM_GPS,
+	return gpsu_ret(gpsu_driver_alloc(ptr, size, GPSU_KIND_GPS,
 			(flags & gpsMemGPSManual) ? GPS_ALLOC_MANUAL : 0,
 			psize, gpsu_tls.device));
 }
@@ -304,8 +270,8 @@ GPSU_API gpsError_t gpsMalloc(void **ptr, size_t size)
 	err = gpsu_init();
 	if (err)
 		return gpsu_ret(err);
-	return gpsu_ret(gpsu_driver_alloc(ptr, size, GPS_MEM_CONVENTIONAL,
-					  0, 0, gpsu_tls.device));
+	return gpsu_ret(gpsu_driver_alloc(ptr, size, GPSU_KIND_CONV, 0, 0,
+					  gpsu_tls.device));
 }
 
 static gpsError_t gpsu_anon_alloc(void **ptr, size_t size,
@@ -372,9 +338,7 @@ GPSU_API gpsError_t gpsMallocManaged(void **ptr, size_t size)
 /* Forgets @a and gives its memory back (nothing may use it any more). */
 static gpsError_t gpsu_release(struct gpsu_alloc *a)
 {
-	struct gps_free_args fr;
 	gpsError_t err = gpsSuccess;
-	int d;
 
 	pthread_rwlock_wrlock(&gpsu.alloc_lock);
 	gpsu_range_del_alloc(a);
@@ -383,13 +347,7 @@ static gpsError_t gpsu_release(struct gpsu_alloc *a)
 	pthread_rwlock_unlock(&gpsu.alloc_lock);
 
 	if (a->kind == GPSU_KIND_GPS || a->kind == GPSU_KIND_CONV) {
-		/* views first: a view mapped at GPS_IOC_FREE would SIGBUS */
-		for (d = 0; d < GPS_MAX_DEVICES; d++)
-			if (a->views[d])
-				munmap(a->views[d], a->map_size);
-		memset(&fr, 0, sizeof(fr));
-		fr.handle = a->handle;
-		if (gpsu_ioctl(GPS_IOC_FREE, &fr) && !err)
+		if (gpsu_engine_free(a))
 			err = gpsErrorOperatingSystem;
 	} else {
 		munmap(a->base, a->map_size);
@@ -430,7 +388,7 @@ static gpsError_t gpsu_free(void *ptr, bool host_only)
  */
 gpsError_t gpsu_conv_alloc(void **ptr, size_t size, int home)
 {
-	return gpsu_driver_alloc(ptr, size, GPS_MEM_CONVENTIONAL, 0, 0, home);
+	return gpsu_driver_alloc(ptr, size, GPSU_KIND_CONV, 0, 0, home);
 }
 
 gpsError_t gpsu_conv_free(void *ptr)
@@ -521,32 +479,6 @@ gpsError_t gpsu_check_copy(void *dst, const void *src, size_t n,
 	}
 }
 
-static int gpsu_rw(unsigned long cmd, struct gpsu_alloc *a, size_t off,
-		   void *buf, size_t n, int device)
-{
-	struct gps_copy_args c;
-	size_t done = 0;
-	int ret;
-
-	while (done < n) {
-		size_t len = n - done;
-
-		if (len > GPSU_COPY_CHUNK)
-			len = GPSU_COPY_CHUNK;
-		memset(&c, 0, sizeof(c));
-		c.handle = a->handle;
-		c.offset = off + done;
-		c.length = len;
-		c.uaddr = (uintptr_t)buf + done;
-		c.device = cmd == GPS_IOC_READ ? (unsigned int)device : 0;
-		ret = gpsu_ioctl(cmd, &c);
-		if (ret)
-			return ret;
-		done += len;
-	}
-	return 0;
-}
-
 /*
  * The device whose memory [@a, view @view] is, for the link model:
  * conventional memory its home's, GPS memory the view's device's (the
@@ -604,17 +536,17 @@ gpsError_t gpsu_do_memcpy(void *dst, const void *src, size_t n, int device)
 		for (done = 0; done < n && !ret; done += chunk) {
 			size_t len = n - done < chunk ? n - done : chunk;
 
-			ret = gpsu_rw(GPS_IOC_READ, sa, soff + done, bounce,
-				      len, device);
+			ret = gpsu_engine_read(sa, soff + done, bounce, len,
+					       device);
 			if (!ret)
-				ret = gpsu_rw(GPS_IOC_WRITE, da, doff + done,
-					      bounce, len, 0);
+				ret = gpsu_engine_write(da, doff + done,
+							bounce, len);
 		}
 		free(bounce);
 	} else if (da) {
-		ret = gpsu_rw(GPS_IOC_WRITE, da, doff, (void *)src, n, 0);
+		ret = gpsu_engine_write(da, doff, src, n);
 	} else if (sa) {
-		ret = gpsu_rw(GPS_IOC_READ, sa, soff, dst, n, device);
+		ret = gpsu_engine_read(sa, soff, dst, n, device);
 	} else {
 		memmove(dst, src, n);
 	}
@@ -638,7 +570,6 @@ gpsError_t gpsu_check_set(void *p, size_t n)
 
 gpsError_t gpsu_do_memset(void *p, int value, size_t n)
 {
-	struct gps_memset_args m;
 	struct gpsu_alloc *a;
 	size_t off;
 	int d;
@@ -652,12 +583,7 @@ gpsError_t gpsu_do_memset(void *p, int value, size_t n)
 		memset(p, value, n);
 		return gpsSuccess;
 	}
-	memset(&m, 0, sizeof(m));
-	m.handle = a->handle;
-	m.offset = off;
-	m.length = n;
-	m.value = (unsigned int)value & 0xff;
-	return gpsu_errno(gpsu_ioctl(GPS_IOC_MEMSET, &m));
+	return gpsu_errno(gpsu_engine_memset(a, off, value, n));
 }
 
 GPSU_API gpsError_t gpsMemcpy(void *dst, const void *src, size_t count,
@@ -738,7 +664,6 @@ static void gpsu_sys_mark(struct gpsu_alloc *a, size_t first, size_t last,
 static gpsError_t gpsu_gps_advise(struct gpsu_alloc *a, size_t off, size_t n,
 				  unsigned int advice, int device)
 {
-	struct gps_advise_args args;
 	size_t ps = a->page_size, start, end;
 	int ret;
 
@@ -747,13 +672,7 @@ static gpsError_t gpsu_gps_advise(struct gpsu_alloc *a, size_t off, size_t n,
 	end = (off + n + ps - 1) & ~(ps - 1);
 	if (end > a->map_size)
 		end = a->map_size;
-	memset(&args, 0, sizeof(args));
-	args.handle = a->handle;
-	args.offset = start;
-	args.length = end - start;
-	args.advice = advice;
-	args.device = device;
-	ret = gpsu_ioctl(GPS_IOC_ADVISE, &args);
+	ret = gpsu_engine_advise(a, start, end - start, advice, device);
 	/* a subscribe may replicate collapsed pages again */
 	if (advice == GPS_ADVISE_SUBSCRIBE)
 		gpsu_sys_mark(a, start / ps, end / ps, false);
@@ -955,7 +874,7 @@ GPSU_API gpsError_t gpsMemSystemScope(const void *ptr, size_t size)
 	if (!ptr || !size || u + size < u)
 		return gpsu_ret(gpsErrorInvalidValue);
 	/* no context yet: no GPS memory either */
-	if (__atomic_load_n(&gpsu.fd, __ATOMIC_RELAXED) < 0)
+	if (!__atomic_load_n(&gpsu.ndev, __ATOMIC_ACQUIRE))
 		return gpsSuccess;
 	gen = __atomic_load_n(&gpsu.alloc_gen, __ATOMIC_ACQUIRE);
 	if (t->sys_gen == gen && u >= t->sys_start && u < t->sys_end)
@@ -1090,7 +1009,6 @@ GPSU_API gpsError_t gpsMemGetSubscribers(const void *ptr, size_t count,
 					 unsigned long long *masks, size_t n,
 					 size_t *npages)
 {
-	struct gps_query_args q;
 	struct gpsu_alloc *a;
 	size_t off, first, last;
 	gpsError_t err;
@@ -1115,12 +1033,8 @@ GPSU_API gpsError_t gpsMemGetSubscribers(const void *ptr, size_t count,
 		n = last - first + 1;
 	if (n > UINT32_MAX)
 		n = UINT32_MAX;
-	memset(&q, 0, sizeof(q));
-	q.handle = a->handle;
-	q.first_page = first;
-	q.nr_pages = (uint32_t)n;
-	q.subs = (uintptr_t)masks;
-	return gpsu_ret(gpsu_errno(gpsu_ioctl(GPS_IOC_QUERY, &q)));
+	return gpsu_ret(gpsu_errno(gpsu_engine_query(a, first, (uint32_t)n,
+						    masks)));
 }
 
 GPSU_API gpsError_t gpsPointerGetAttributes(gpsPointerAttributes *attr,
@@ -1160,29 +1074,9 @@ GPSU_API gpsError_t gpsPointerGetAttributes(gpsPointerAttributes *attr,
 /* ---- automatic subscription ---------------------------------------- */
 
 /*
- * GPS_IOC_TRACK: START subscribes every device to every page of this
- * process's automatic GPS allocations and records each device's accesses;
- * STOP keeps each device subscribed to the pages it used. A driver
- * without the command (ENOTTY) makes tracking gpsErrorNotSupported.
+ * Automatic subscription (the engine's GPS_IOC_TRACK): a driver without
+ * it makes tracking gpsErrorNotSupported.
  */
-static gpsError_t gpsu_track(bool start)
-{
-#ifdef GPS_IOC_TRACK
-	struct gps_track_args t;
-	int ret;
-
-	memset(&t, 0, sizeof(t));
-	t.op = start ? GPS_TRACK_START : GPS_TRACK_STOP;
-	ret = gpsu_ioctl(GPS_IOC_TRACK, &t);
-	if (ret == ENOTTY || ret == EOPNOTSUPP)
-		return gpsErrorNotSupported;
-	return gpsu_errno(ret);	/* EINVAL: START twice, STOP alone */
-#else
-	(void)start;
-	return gpsErrorNotSupported;
-#endif
-}
-
 static gpsError_t gpsu_tracking(bool start)
 {
 	gpsError_t err = gpsu_init();
@@ -1194,7 +1088,7 @@ static gpsError_t gpsu_tracking(bool start)
 	/* kernels in flight finish inside or outside the tracked phase */
 	err = gpsu_sync_all();
 	if (!err)
-		err = gpsu_track(start);
+		err = gpsu_errno(gpsu_engine_track(start));
 	return err;
 }
 

@@ -2,28 +2,21 @@
 /*
  * Streams and events. Each stream has a worker pthread, pinned to its
  * device's CPUs, that runs the stream's operations in order, and an
- * io_uring on which it issues the release that ends every kernel as an
- * asynchronous GPS_URING_CMD_FENCE: the next kernel of the stream may
+ * engine ring (engine.c) on which it issues the release that ends every
+ * kernel as an asynchronous fence: the next kernel of the stream may
  * start while the previous one's stores are still being published; any
  * operation that reads or writes memory, records an event or completes a
- * synchronize first reaps every fence in flight. A driver without
- * uring_cmd support (or a kernel without io_uring) gets ioctl fences.
+ * synchronize first reaps every fence in flight.
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <liburing.h>
-#include <stdio.h>
 #include <sched.h>
-#include <stddef.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
-#include "gpsu_internal.h"
+#include "engine.h"
 
 #define GPSU_STREAM_MAGIC	0x67707373U	/* "gpss" */
 #define GPSU_EVENT_MAGIC	0x67707365U	/* "gpse" */
-#define GPSU_RING_ENTRIES	16
 
 enum gpsu_op_type {
 	GPSU_OP_KERNEL = 1,
@@ -74,9 +67,7 @@ struct gpsStream {
 	gpsError_t err;			/* first asynchronous error */
 	pthread_t thread;
 
-	/* worker-owned */
-	struct io_uring ring;
-	bool ring_ok;
+	struct gpsu_engine_ring *ring;	/* worker-owned */
 };
 
 struct gpsEvent {
@@ -123,16 +114,6 @@ static struct gpsEvent *gpsu_event_find(gpsEvent_t e)
 
 /* ---- the worker ------------------------------------------------------- */
 
-/* GPSU_DEBUG=1: say on stderr when fences fall back to ioctl. */
-static void gpsu_debug_fallback(const char *why, int err)
-{
-	const char *dbg = getenv("GPSU_DEBUG");
-
-	if (dbg && *dbg && *dbg != '0')
-		fprintf(stderr, "libgpsu: %s (%s): ioctl fences\n", why,
-			strerror(err));
-}
-
 static void gpsu_stream_error(struct gpsStream *s, gpsError_t err)
 {
 	pthread_mutex_lock(&s->lock);
@@ -141,129 +122,21 @@ static void gpsu_stream_error(struct gpsStream *s, gpsError_t err)
 	pthread_mutex_unlock(&s->lock);
 }
 
-/* Fences the devices of @mask (0: every device) by ioctl. */
-static void gpsu_fence_sync(struct gpsStream *s, uint64_t mask)
+/* After an engine fence call: a failed fence is the stream's error, and
+ * s->inflight follows the fences the ring still has in flight. */
+static void gpsu_stream_fenced(struct gpsStream *s, int ret)
 {
-	gpsError_t err = mask ? gpsu_fence_mask(mask) : gpsu_fence(-1);
-
-	if (err)
-		gpsu_stream_error(s, gpsErrorLaunchFailure);
+	pthread_mutex_lock(&s->lock);
+	if (ret && !s->err)
+		s->err = gpsErrorLaunchFailure;
+	s->inflight = gpsu_engine_ring_pending(s->ring);
+	pthread_mutex_unlock(&s->lock);
 }
 
 /* Reaps every fence in flight. */
 static void gpsu_stream_drain(struct gpsStream *s)
 {
-	struct io_uring_cqe *cqe;
-	unsigned int n;
-	uint64_t mask;
-	int ret, res;
-
-	pthread_mutex_lock(&s->lock);
-	n = s->inflight;
-	pthread_mutex_unlock(&s->lock);
-	while (n) {
-		ret = io_uring_wait_cqe(&s->ring, &cqe);
-		if (ret == -EINTR)
-			continue;
-		if (ret < 0) {
-			/* the ring broke: fence everything by ioctl */
-			gpsu_debug_fallback("io_uring wait failed", -ret);
-			s->ring_ok = false;
-			gpsu_fence_sync(s, 0);
-			n = 0;
-			break;
-		}
-		res = cqe->res;
-		mask = cqe->user_data;	/* the devices it fenced */
-		io_uring_cqe_seen(&s->ring, cqe);
-		n--;
-		if (res == -EINVAL && (mask & (mask - 1))) {
-			/* a driver older than GPS_FENCE_MASK: per device */
-			gpsu_debug_fallback("mask fence refused", -res);
-			gpsu_fence_mask_refused();
-			gpsu_fence_sync(s, mask);
-		} else if (res == -EOPNOTSUPP || res == -ENOTTY ||
-			   res == -EINVAL) {
-			/* no uring_cmd in this driver: ioctl from now on */
-			gpsu_debug_fallback("uring fence refused", -res);
-			s->ring_ok = false;
-			gpsu_fence_sync(s, mask);
-		} else if (res < 0) {
-			gpsu_stream_error(s, gpsErrorLaunchFailure);
-		}
-	}
-	pthread_mutex_lock(&s->lock);
-	s->inflight = 0;
-	pthread_mutex_unlock(&s->lock);
-}
-
-/* Submits one asynchronous fence of @f; false if it could not be. */
-static bool gpsu_stream_submit(struct gpsStream *s,
-			       const struct gps_uring_fence *f, uint64_t mask)
-{
-	struct io_uring_sqe *sqe;
-
-	/* never more in flight than the completion ring holds */
-	if (s->inflight >= GPSU_RING_ENTRIES)
-		gpsu_stream_drain(s);
-	sqe = io_uring_get_sqe(&s->ring);
-	if (!sqe) {
-		gpsu_stream_drain(s);
-		sqe = io_uring_get_sqe(&s->ring);
-		if (!sqe)
-			return false;
-	}
-	memset(sqe, 0, sizeof(*sqe));
-	sqe->opcode = IORING_OP_URING_CMD;
-	sqe->fd = gpsu.fd;
-	sqe->cmd_op = GPS_URING_CMD_FENCE;
-	/* the 16-byte cmd area starts at addr3 in a 64-byte SQE */
-	memcpy((char *)sqe + offsetof(struct io_uring_sqe, addr3), f,
-	       sizeof(*f));
-	sqe->user_data = mask;
-	if (io_uring_submit(&s->ring) < 0) {
-		gpsu_debug_fallback("io_uring submit failed", errno);
-		s->ring_ok = false;
-		return false;
-	}
-	pthread_mutex_lock(&s->lock);
-	s->inflight++;
-	pthread_mutex_unlock(&s->lock);
-	return true;
-}
-
-/*
- * The release at the end of a kernel: a fence of every device of @mask,
- * asynchronous when possible: one GPS_FENCE_MASK command for them all,
- * or one command per device with a driver older than the flag.
- */
-static void gpsu_stream_release(struct gpsStream *s, uint64_t mask)
-{
-	struct gps_uring_fence f;
-	int d;
-
-	if (!mask)
-		return;
-	if (!s->ring_ok) {
-		gpsu_fence_sync(s, mask);
-		return;
-	}
-	if ((mask & (mask - 1)) && gpsu_fence_mask_ok()) {
-		memset(&f, 0, sizeof(f));
-		f.flags = GPS_FENCE_MASK;
-		f.device_mask = mask;
-		if (!gpsu_stream_submit(s, &f, mask))
-			gpsu_fence_sync(s, mask);
-		return;
-	}
-	for (d = 0; d < gpsu.ndev; d++) {
-		if (!(mask & (1ULL << d)))
-			continue;
-		memset(&f, 0, sizeof(f));
-		f.device = (unsigned int)d;
-		if (!s->ring_ok || !gpsu_stream_submit(s, &f, 1ULL << d))
-			gpsu_fence_sync(s, 1ULL << d);
-	}
+	gpsu_stream_fenced(s, gpsu_engine_ring_reap(s->ring));
 }
 
 /* Host stores through GPS pointers are the home devices' stores: publish
@@ -273,8 +146,8 @@ static void gpsu_host_release(struct gpsStream *s, int device)
 {
 	uint64_t mask = gpsu_host_mask() & ~(1ULL << device);
 
-	if (mask)
-		gpsu_fence_sync(s, mask);
+	if (mask && gpsu_engine_fence_mask(mask))
+		gpsu_stream_error(s, gpsErrorLaunchFailure);
 }
 
 /*
@@ -285,7 +158,9 @@ static void gpsu_host_release(struct gpsStream *s, int device)
  */
 static void gpsu_kernel_release(struct gpsStream *s, int device)
 {
-	gpsu_stream_release(s, gpsu_host_mask() | 1ULL << device);
+	uint64_t mask = gpsu_host_mask() | 1ULL << device;
+
+	gpsu_stream_fenced(s, gpsu_engine_fence_async(s->ring, mask));
 }
 
 static void gpsu_exec(struct gpsStream *s, struct gpsu_op *op)
@@ -342,17 +217,9 @@ static void *gpsu_stream_worker(void *arg)
 	struct gpsStream *s = arg;
 	struct gpsu_op *op;
 
-	const char *no_uring = getenv("GPSU_NO_URING");
-
 	gpsu_tls.device = s->device;
-	/* GPSU_NO_URING=1: ioctl fences only (tests, comparisons) */
-	if (!no_uring || !*no_uring || *no_uring == '0') {
-		int ret = io_uring_queue_init(GPSU_RING_ENTRIES, &s->ring, 0);
-
-		s->ring_ok = ret == 0;
-		if (ret)
-			gpsu_debug_fallback("no io_uring", -ret);
-	}
+	/* GPSU_NO_URING is read here, per stream */
+	s->ring = gpsu_engine_ring_new();
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
 		if (s->head) {
@@ -377,8 +244,7 @@ static void *gpsu_stream_worker(void *arg)
 		}
 	}
 	pthread_mutex_unlock(&s->lock);
-	if (s->ring_ok)
-		io_uring_queue_exit(&s->ring);
+	gpsu_engine_ring_free(s->ring);
 	return NULL;
 }
 
@@ -579,7 +445,7 @@ gpsError_t gpsu_sync_device(int device, bool fence)
 	gpsError_t err = gpsu_wait_streams(device, fence);
 
 	if (fence) {
-		gpsError_t e = gpsu_fence_mask(gpsu_host_mask() |
+		int e = gpsu_engine_fence_mask(gpsu_host_mask() |
 					       1ULL << device);
 
 		if (e && !err)

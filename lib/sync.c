@@ -21,7 +21,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "gpsu_internal.h"
+#include "engine.h"
 
 #define GPSU_BARRIER_SPINS	2000
 #define GPSU_BARRIER_MAGIC	0x67707362U	/* "gpsb" */
@@ -55,7 +55,7 @@ GPSU_API gpsError_t gpsThreadFenceSystem(void)
 	if (err)
 		return gpsu_ret(err);
 	/* every device: stores through any view are the caller's */
-	if (gpsu_fence(-1))
+	if (gpsu_engine_fence(-1))
 		return gpsu_ret(gpsErrorLaunchFailure);
 	return gpsSuccess;
 }
@@ -169,7 +169,8 @@ GPSU_API gpsError_t gpsBarrierWait(gpsBarrier_t barrier)
 	 * fence still arrives (the others would wait forever) and is
 	 * reported.
 	 */
-	if (gpsu_fence_mask(gpsu_host_mask() | 1ULL << gpsu_cur_device()))
+	if (gpsu_engine_fence_mask(gpsu_host_mask() |
+				   1ULL << gpsu_cur_device()))
 		err = gpsErrorLaunchFailure;
 	gen = __atomic_load_n(&st->generation, __ATOMIC_ACQUIRE);
 	if (__atomic_add_fetch(&st->arrived, 1, __ATOMIC_ACQ_REL) ==
