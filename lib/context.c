@@ -11,13 +11,12 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine.h"
 
 struct gpsu_ctx gpsu = {
 	.once = PTHREAD_ONCE_INIT,
-	.pool_lock = PTHREAD_MUTEX_INITIALIZER,
-	.alloc_lock = PTHREAD_RWLOCK_INITIALIZER,
 	.stream_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
@@ -90,6 +89,15 @@ gpsError_t gpsu_init(void)
 int gpsu_cur_device(void)
 {
 	return gpsu_tls.in_kernel ? gpsu_tls.kdevice : gpsu_tls.device;
+}
+
+size_t gpsu_sys_page(void)
+{
+	static size_t ps;
+
+	if (!ps)
+		ps = (size_t)sysconf(_SC_PAGESIZE);
+	return ps;
 }
 
 GPSU_API gpsError_t gpsGetDeviceCount(int *count)

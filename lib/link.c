@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "gpsu_internal.h"
+#include "link.h"
 
 #define GPSU_SYSFS_DIR	"/sys/kernel/gps"
 

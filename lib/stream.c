@@ -1,22 +1,32 @@
 // SPDX-License-Identifier: MIT
+/* Over 500 lines: a stream's worker, queue and waits share its struct. */
 /*
- * Streams and events. Each stream has a worker pthread, pinned to its
- * device's CPUs, that runs the stream's operations in order, and an
- * engine ring (engine.c) on which it issues the release that ends every
- * kernel as an asynchronous fence: the next kernel of the stream may
- * start while the previous one's stores are still being published; any
- * operation that reads or writes memory, records an event or completes a
- * synchronize first reaps every fence in flight.
+ * Streams. Each stream has a worker pthread, pinned to its device's CPUs,
+ * that runs the stream's operations in order: kernels on the device's
+ * pool (pool.c), copies and sets (copy.c), prefetches (advise.c), event
+ * records and waits (event.c). The release that ends every kernel is an
+ * asynchronous fence on the worker's engine ring (engine.c): the next
+ * kernel of the stream may start while the previous one's stores are
+ * still being published; any operation that reads or writes memory,
+ * records an event or completes a synchronize first reaps every fence in
+ * flight.
+ *
+ * The entry points that queue here are the stream API below, launch.c and
+ * memory.c; this file calls none of them.
  */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "advise.h"
+#include "copy.h"
 #include "engine.h"
+#include "event.h"
+#include "pool.h"
+#include "range.h"
+#include "stream.h"
 
 #define GPSU_STREAM_MAGIC	0x67707373U	/* "gpss" */
-#define GPSU_EVENT_MAGIC	0x67707365U	/* "gpse" */
 
 enum gpsu_op_type {
 	GPSU_OP_KERNEL = 1,
@@ -70,47 +80,8 @@ struct gpsStream {
 	struct gpsu_engine_ring *ring;	/* worker-owned */
 };
 
-struct gpsEvent {
-	uint32_t magic;
-	struct gpsEvent *next;		/* gpsu.events list */
-	pthread_mutex_t lock;		/* everything below */
-	pthread_cond_t cv;
-	int refs;			/* user + pending ops */
-	uint64_t recorded;		/* records issued */
-	uint64_t completed;		/* records done */
-	struct timespec ts;		/* time of the last completed record */
-};
-
-static struct gpsStream *gpsu_stream_list;
-static struct gpsEvent *gpsu_event_list;
-
-/* ---- events ---------------------------------------------------------- */
-
-static void gpsu_event_put(struct gpsEvent *ev)
-{
-	int refs;
-
-	pthread_mutex_lock(&ev->lock);
-	refs = --ev->refs;
-	pthread_mutex_unlock(&ev->lock);
-	if (!refs) {
-		ev->magic = 0;
-		pthread_mutex_destroy(&ev->lock);
-		pthread_cond_destroy(&ev->cv);
-		free(ev);
-	}
-}
-
-/* A live event handle, or NULL. Caller holds gpsu.stream_lock. */
-static struct gpsEvent *gpsu_event_find(gpsEvent_t e)
-{
-	struct gpsEvent *ev;
-
-	for (ev = gpsu_event_list; ev; ev = ev->next)
-		if (ev == e)
-			return ev->magic == GPSU_EVENT_MAGIC ? ev : NULL;
-	return NULL;
-}
+static struct gpsStream *gpsu_stream_list;		/* gpsu.stream_lock */
+static struct gpsStream *gpsu_default_stream[GPS_MAX_DEVICES];	/* same */
 
 /* ---- the worker ------------------------------------------------------- */
 
@@ -144,7 +115,7 @@ static void gpsu_stream_drain(struct gpsStream *s)
  * those devices). */
 static void gpsu_host_release(struct gpsStream *s, int device)
 {
-	uint64_t mask = gpsu_host_mask() & ~(1ULL << device);
+	uint64_t mask = gpsu_range_host_mask() & ~(1ULL << device);
 
 	if (mask && gpsu_engine_fence_mask(mask))
 		gpsu_stream_error(s, gpsErrorLaunchFailure);
@@ -158,7 +129,7 @@ static void gpsu_host_release(struct gpsStream *s, int device)
  */
 static void gpsu_kernel_release(struct gpsStream *s, int device)
 {
-	uint64_t mask = gpsu_host_mask() | 1ULL << device;
+	uint64_t mask = gpsu_range_host_mask() | 1ULL << device;
 
 	gpsu_stream_fenced(s, gpsu_engine_fence_async(s->ring, mask));
 }
@@ -172,38 +143,30 @@ static void gpsu_exec(struct gpsStream *s, struct gpsu_op *op)
 	switch (op->type) {
 	case GPSU_OP_KERNEL:
 		gpsu_host_release(s, op->launch.device);
-		err = gpsu_run_kernel(&op->launch);
+		err = gpsu_pool_run(&op->launch);
 		gpsu_kernel_release(s, op->launch.device);
 		free(op->launch.args);
 		break;
 	case GPSU_OP_COPY:
-		err = gpsu_do_memcpy(op->dst, op->src, op->n, s->device);
+		err = gpsu_copy(op->dst, op->src, op->n, s->device);
 		break;
 	case GPSU_OP_SET:
-		err = gpsu_do_memset(op->dst, op->value, op->n);
+		err = gpsu_set(op->dst, op->value, op->n);
 		break;
 	case GPSU_OP_PREFETCH:
-		err = gpsu_do_prefetch(op->src, op->n, op->device);
+		err = gpsu_prefetch(op->src, op->n, op->device);
 		break;
 	case GPSU_OP_RECORD:
 		/* the stream's work up to here is done: a query after the
 		 * event completes must not see this op as still running */
 		pthread_mutex_lock(&s->lock);
 		s->busy = false;
-		pthread_mutex_lock(&op->ev->lock);
-		clock_gettime(CLOCK_MONOTONIC, &op->ev->ts);
-		if (op->seq > op->ev->completed)
-			op->ev->completed = op->seq;
-		pthread_cond_broadcast(&op->ev->cv);
-		pthread_mutex_unlock(&op->ev->lock);
+		gpsu_event_complete(op->ev, op->seq);
 		pthread_mutex_unlock(&s->lock);
 		gpsu_event_put(op->ev);
 		break;
 	case GPSU_OP_WAIT:
-		pthread_mutex_lock(&op->ev->lock);
-		while (op->ev->completed < op->seq)
-			pthread_cond_wait(&op->ev->cv, &op->ev->lock);
-		pthread_mutex_unlock(&op->ev->lock);
+		gpsu_event_wait(op->ev, op->seq);
 		gpsu_event_put(op->ev);
 		break;
 	}
@@ -316,7 +279,7 @@ gpsError_t gpsu_stream_get(gpsStream_t h, struct gpsStream **out)
 
 	pthread_mutex_lock(&gpsu.stream_lock);
 	if (!h) {
-		s = gpsu.default_stream[device];
+		s = gpsu_default_stream[device];
 		if (!s) {
 			s = gpsu_stream_new(device, true);
 			if (!s) {
@@ -325,7 +288,7 @@ gpsError_t gpsu_stream_get(gpsStream_t h, struct gpsStream **out)
 			}
 			s->next = gpsu_stream_list;
 			gpsu_stream_list = s;
-			gpsu.default_stream[device] = s;
+			gpsu_default_stream[device] = s;
 		}
 	} else {
 		for (s = gpsu_stream_list; s; s = s->next)
@@ -357,6 +320,8 @@ int gpsu_stream_device(struct gpsStream *s)
 	return s->device;
 }
 
+/* ---- queueing --------------------------------------------------------- */
+
 /* Appends @op to the queue of @s; caller holds s->lock. */
 static void gpsu_enqueue_locked(struct gpsStream *s, struct gpsu_op *op)
 {
@@ -376,7 +341,7 @@ static gpsError_t gpsu_enqueue(struct gpsStream *s, struct gpsu_op *op)
 	return gpsSuccess;
 }
 
-gpsError_t gpsu_enqueue_kernel(struct gpsStream *s, struct gpsu_launch *l)
+gpsError_t gpsu_stream_kernel(struct gpsStream *s, struct gpsu_launch *l)
 {
 	struct gpsu_op *op = calloc(1, sizeof(*op));
 
@@ -386,6 +351,90 @@ gpsError_t gpsu_enqueue_kernel(struct gpsStream *s, struct gpsu_launch *l)
 	op->launch = *l;
 	return gpsu_enqueue(s, op);
 }
+
+gpsError_t gpsu_stream_copy(struct gpsStream *s, void *dst, const void *src,
+			    size_t n)
+{
+	struct gpsu_op *op = calloc(1, sizeof(*op));
+
+	if (!op)
+		return gpsErrorMemoryAllocation;
+	op->type = GPSU_OP_COPY;
+	op->dst = dst;
+	op->src = src;
+	op->n = n;
+	return gpsu_enqueue(s, op);
+}
+
+gpsError_t gpsu_stream_set(struct gpsStream *s, void *p, int v, size_t n)
+{
+	struct gpsu_op *op = calloc(1, sizeof(*op));
+
+	if (!op)
+		return gpsErrorMemoryAllocation;
+	op->type = GPSU_OP_SET;
+	op->dst = p;
+	op->value = v;
+	op->n = n;
+	return gpsu_enqueue(s, op);
+}
+
+gpsError_t gpsu_stream_prefetch(struct gpsStream *s, const void *p,
+				size_t n, int device)
+{
+	struct gpsu_op *op = calloc(1, sizeof(*op));
+
+	if (!op)
+		return gpsErrorMemoryAllocation;
+	op->type = GPSU_OP_PREFETCH;
+	op->src = p;
+	op->n = n;
+	op->device = device;
+	return gpsu_enqueue(s, op);
+}
+
+static gpsError_t gpsu_enqueue_event_op(gpsStream_t stream, gpsEvent_t e,
+					enum gpsu_op_type type)
+{
+	struct gpsu_op *op;
+	struct gpsStream *s;
+	struct gpsEvent *ev;
+	gpsError_t err = gpsu_init();
+
+	if (!err)
+		err = gpsu_stream_get(stream, &s);
+	if (err)
+		return err;
+	op = calloc(1, sizeof(*op));
+	if (!op) {
+		gpsu_stream_put(s);
+		return gpsErrorMemoryAllocation;
+	}
+	pthread_mutex_lock(&gpsu.stream_lock);
+	ev = e ? gpsu_event_find(e) : NULL;
+	if (!ev) {
+		pthread_mutex_unlock(&gpsu.stream_lock);
+		free(op);
+		gpsu_stream_put(s);
+		return gpsErrorInvalidResourceHandle;
+	}
+	op->type = type;
+	op->ev = ev;
+	/*
+	 * The record's number and the op's place in the queue are taken
+	 * together (all event ops hold gpsu.stream_lock): a wait never sits
+	 * in a queue ahead of the record it waits for.
+	 */
+	pthread_mutex_lock(&s->lock);
+	op->seq = gpsu_event_queue(ev, type == GPSU_OP_RECORD);
+	gpsu_enqueue_locked(s, op);
+	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&gpsu.stream_lock);
+	gpsu_stream_put(s);
+	return gpsSuccess;
+}
+
+/* ---- waiting ---------------------------------------------------------- */
 
 /* Waits until @s has nothing queued, running or in flight. */
 static gpsError_t gpsu_stream_wait_idle(struct gpsStream *s, bool consume)
@@ -445,7 +494,7 @@ gpsError_t gpsu_sync_device(int device, bool fence)
 	gpsError_t err = gpsu_wait_streams(device, fence);
 
 	if (fence) {
-		int e = gpsu_engine_fence_mask(gpsu_host_mask() |
+		int e = gpsu_engine_fence_mask(gpsu_range_host_mask() |
 					       1ULL << device);
 
 		if (e && !err)
@@ -460,6 +509,8 @@ gpsError_t gpsu_sync_all(void)
 	gpsu_wait_streams(-1, false);
 	return gpsSuccess;
 }
+
+/* ---- the stream API --------------------------------------------------- */
 
 GPSU_API gpsError_t gpsDeviceSynchronize(void)
 {
@@ -558,50 +609,6 @@ GPSU_API gpsError_t gpsStreamQuery(gpsStream_t stream)
 	return idle ? gpsSuccess : gpsErrorNotReady;
 }
 
-static gpsError_t gpsu_enqueue_event_op(gpsStream_t stream, gpsEvent_t e,
-					enum gpsu_op_type type)
-{
-	struct gpsu_op *op;
-	struct gpsStream *s;
-	struct gpsEvent *ev;
-	gpsError_t err = gpsu_init();
-
-	if (!err)
-		err = gpsu_stream_get(stream, &s);
-	if (err)
-		return err;
-	op = calloc(1, sizeof(*op));
-	if (!op) {
-		gpsu_stream_put(s);
-		return gpsErrorMemoryAllocation;
-	}
-	pthread_mutex_lock(&gpsu.stream_lock);
-	ev = e ? gpsu_event_find(e) : NULL;
-	if (!ev) {
-		pthread_mutex_unlock(&gpsu.stream_lock);
-		free(op);
-		gpsu_stream_put(s);
-		return gpsErrorInvalidResourceHandle;
-	}
-	op->type = type;
-	op->ev = ev;
-	/*
-	 * The record's number and the op's place in the queue are taken
-	 * together (all event ops hold gpsu.stream_lock): a wait never sits
-	 * in a queue ahead of the record it waits for.
-	 */
-	pthread_mutex_lock(&s->lock);
-	pthread_mutex_lock(&ev->lock);
-	ev->refs++;
-	op->seq = type == GPSU_OP_RECORD ? ++ev->recorded : ev->recorded;
-	pthread_mutex_unlock(&ev->lock);
-	gpsu_enqueue_locked(s, op);
-	pthread_mutex_unlock(&s->lock);
-	pthread_mutex_unlock(&gpsu.stream_lock);
-	gpsu_stream_put(s);
-	return gpsSuccess;
-}
-
 GPSU_API gpsError_t gpsStreamWaitEvent(gpsStream_t stream, gpsEvent_t event,
 				       unsigned int flags)
 {
@@ -610,246 +617,7 @@ GPSU_API gpsError_t gpsStreamWaitEvent(gpsStream_t stream, gpsEvent_t event,
 	return gpsu_ret(gpsu_enqueue_event_op(stream, event, GPSU_OP_WAIT));
 }
 
-gpsError_t gpsu_enqueue_copy(struct gpsStream *s, void *dst,
-			     const void *src, size_t n)
-{
-	struct gpsu_op *op = calloc(1, sizeof(*op));
-
-	if (!op)
-		return gpsErrorMemoryAllocation;
-	op->type = GPSU_OP_COPY;
-	op->dst = dst;
-	op->src = src;
-	op->n = n;
-	return gpsu_enqueue(s, op);
-}
-
-gpsError_t gpsu_enqueue_set(struct gpsStream *s, void *p, int v, size_t n)
-{
-	struct gpsu_op *op = calloc(1, sizeof(*op));
-
-	if (!op)
-		return gpsErrorMemoryAllocation;
-	op->type = GPSU_OP_SET;
-	op->dst = p;
-	op->value = v;
-	op->n = n;
-	return gpsu_enqueue(s, op);
-}
-
-gpsError_t gpsu_enqueue_prefetch(struct gpsStream *s, const void *p,
-				 size_t n, int device)
-{
-	struct gpsu_op *op = calloc(1, sizeof(*op));
-
-	if (!op)
-		return gpsErrorMemoryAllocation;
-	op->type = GPSU_OP_PREFETCH;
-	op->src = p;
-	op->n = n;
-	op->device = device;
-	return gpsu_enqueue(s, op);
-}
-
-GPSU_API gpsError_t gpsMemcpyAsync(void *dst, const void *src, size_t count,
-				   gpsMemcpyKind kind, gpsStream_t stream)
-{
-	struct gpsStream *s;
-	gpsError_t err = gpsu_init();
-
-	if (!err)
-		err = gpsu_check_copy(dst, src, count, kind);
-	if (!err)
-		err = gpsu_stream_get(stream, &s);
-	if (err)
-		return gpsu_ret(err);
-	if (count)
-		err = gpsu_enqueue_copy(s, dst, src, count);
-	gpsu_stream_put(s);
-	return gpsu_ret(err);
-}
-
-GPSU_API gpsError_t gpsMemsetAsync(void *ptr, int value, size_t count,
-				   gpsStream_t stream)
-{
-	struct gpsStream *s;
-	gpsError_t err = gpsu_init();
-
-	if (!err)
-		err = gpsu_check_set(ptr, count);
-	if (!err)
-		err = gpsu_stream_get(stream, &s);
-	if (err)
-		return gpsu_ret(err);
-	if (count)
-		err = gpsu_enqueue_set(s, ptr, value, count);
-	gpsu_stream_put(s);
-	return gpsu_ret(err);
-}
-
-GPSU_API gpsError_t gpsMemPrefetchAsync(const void *ptr, size_t count,
-					int device, gpsStream_t stream)
-{
-	struct gpsStream *s;
-	gpsError_t err = gpsu_init();
-
-	if (!err)
-		err = gpsu_check_prefetch(ptr, count, device);
-	if (!err)
-		err = gpsu_stream_get(stream, &s);
-	if (err)
-		return gpsu_ret(err);
-	err = gpsu_enqueue_prefetch(s, ptr, count, device);
-	gpsu_stream_put(s);
-	return gpsu_ret(err);
-}
-
-/* ---- events ----------------------------------------------------------- */
-
-GPSU_API gpsError_t gpsEventCreate(gpsEvent_t *event)
-{
-	struct gpsEvent *ev;
-	gpsError_t err;
-
-	if (!event)
-		return gpsu_ret(gpsErrorInvalidValue);
-	err = gpsu_init();
-	if (err)
-		return gpsu_ret(err);
-	ev = calloc(1, sizeof(*ev));
-	if (!ev)
-		return gpsu_ret(gpsErrorMemoryAllocation);
-	ev->magic = GPSU_EVENT_MAGIC;
-	ev->refs = 1;
-	pthread_mutex_init(&ev->lock, NULL);
-	pthread_cond_init(&ev->cv, NULL);
-	pthread_mutex_lock(&gpsu.stream_lock);
-	ev->next = gpsu_event_list;
-	gpsu_event_list = ev;
-	pthread_mutex_unlock(&gpsu.stream_lock);
-	*event = ev;
-	return gpsSuccess;
-}
-
-GPSU_API gpsError_t gpsEventDestroy(gpsEvent_t event)
-{
-	struct gpsEvent *ev, **pp;
-	gpsError_t err = gpsu_init();
-
-	if (err)
-		return gpsu_ret(err);
-	pthread_mutex_lock(&gpsu.stream_lock);
-	for (pp = &gpsu_event_list; (ev = *pp); pp = &ev->next)
-		if (ev == event)
-			break;
-	if (!ev || !event || ev->magic != GPSU_EVENT_MAGIC) {
-		pthread_mutex_unlock(&gpsu.stream_lock);
-		return gpsu_ret(gpsErrorInvalidResourceHandle);
-	}
-	*pp = ev->next;
-	pthread_mutex_unlock(&gpsu.stream_lock);
-	gpsu_event_put(ev);	/* pending operations keep their reference */
-	return gpsSuccess;
-}
-
 GPSU_API gpsError_t gpsEventRecord(gpsEvent_t event, gpsStream_t stream)
 {
 	return gpsu_ret(gpsu_enqueue_event_op(stream, event, GPSU_OP_RECORD));
-}
-
-/* Takes a reference on a live event handle. */
-static gpsError_t gpsu_event_get(gpsEvent_t e, struct gpsEvent **out)
-{
-	struct gpsEvent *ev;
-	gpsError_t err = gpsu_init();
-
-	if (err)
-		return err;
-	pthread_mutex_lock(&gpsu.stream_lock);
-	ev = e ? gpsu_event_find(e) : NULL;
-	if (ev) {
-		pthread_mutex_lock(&ev->lock);
-		ev->refs++;
-		pthread_mutex_unlock(&ev->lock);
-	}
-	pthread_mutex_unlock(&gpsu.stream_lock);
-	if (!ev)
-		return gpsErrorInvalidResourceHandle;
-	*out = ev;
-	return gpsSuccess;
-}
-
-GPSU_API gpsError_t gpsEventQuery(gpsEvent_t event)
-{
-	struct gpsEvent *ev;
-	gpsError_t err = gpsu_event_get(event, &ev);
-
-	if (err)
-		return gpsu_ret(err);
-	pthread_mutex_lock(&ev->lock);
-	err = ev->completed >= ev->recorded ? gpsSuccess : gpsErrorNotReady;
-	pthread_mutex_unlock(&ev->lock);
-	gpsu_event_put(ev);
-	return err;
-}
-
-GPSU_API gpsError_t gpsEventSynchronize(gpsEvent_t event)
-{
-	struct gpsEvent *ev;
-	gpsError_t err = gpsu_event_get(event, &ev);
-	uint64_t want;
-
-	if (err)
-		return gpsu_ret(err);
-	if (gpsu_tls.in_kernel) {
-		gpsu_event_put(ev);
-		return gpsu_ret(gpsErrorNotSupported);
-	}
-	pthread_mutex_lock(&ev->lock);
-	want = ev->recorded;
-	while (ev->completed < want)
-		pthread_cond_wait(&ev->cv, &ev->lock);
-	pthread_mutex_unlock(&ev->lock);
-	gpsu_event_put(ev);
-	return gpsSuccess;
-}
-
-GPSU_API gpsError_t gpsEventElapsedTime(float *ms, gpsEvent_t start,
-					gpsEvent_t end)
-{
-	struct gpsEvent *a, *b;
-	struct timespec ta, tb;
-	gpsError_t err;
-	bool ready;
-
-	if (!ms)
-		return gpsu_ret(gpsErrorInvalidValue);
-	err = gpsu_event_get(start, &a);
-	if (err)
-		return gpsu_ret(err);
-	err = gpsu_event_get(end, &b);
-	if (err) {
-		gpsu_event_put(a);
-		return gpsu_ret(err);
-	}
-	pthread_mutex_lock(&a->lock);
-	ready = a->recorded && a->completed >= a->recorded;
-	err = a->recorded ? gpsSuccess : gpsErrorInvalidResourceHandle;
-	ta = a->ts;
-	pthread_mutex_unlock(&a->lock);
-	pthread_mutex_lock(&b->lock);
-	ready = ready && b->recorded && b->completed >= b->recorded;
-	if (!b->recorded)
-		err = gpsErrorInvalidResourceHandle;
-	tb = b->ts;
-	pthread_mutex_unlock(&b->lock);
-	gpsu_event_put(a);
-	gpsu_event_put(b);
-	if (err)
-		return gpsu_ret(err);
-	if (!ready)
-		return gpsu_ret(gpsErrorNotReady);
-	*ms = (float)((tb.tv_sec - ta.tv_sec) * 1e3 +
-		      (tb.tv_nsec - ta.tv_nsec) / 1e6);
-	return gpsSuccess;
 }

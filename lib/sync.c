@@ -21,7 +21,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "engine.h"
+#include "range.h"
 
 #define GPSU_BARRIER_SPINS	2000
 #define GPSU_BARRIER_MAGIC	0x67707362U	/* "gpsb" */
@@ -75,7 +77,7 @@ GPSU_API gpsError_t gpsBarrierCreate(gpsBarrier_t *barrier,
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return gpsu_ret(gpsErrorMemoryAllocation);
-	err = gpsu_conv_alloc(&st, sizeof(*b->st), gpsu_cur_device());
+	err = gpsu_alloc_conv(&st, sizeof(*b->st), gpsu_cur_device());
 	if (err) {
 		free(b);
 		return gpsu_ret(err);
@@ -129,7 +131,7 @@ static gpsError_t gpsu_barrier_put(struct gpsBarrier *b)
 	pthread_mutex_unlock(&gpsu_barrier_lock);
 	if (refs)
 		return gpsSuccess;
-	err = gpsu_conv_free(b->st);
+	err = gpsu_alloc_conv_free(b->st);
 	b->magic = 0;
 	free(b);
 	return err;
@@ -169,7 +171,7 @@ GPSU_API gpsError_t gpsBarrierWait(gpsBarrier_t barrier)
 	 * fence still arrives (the others would wait forever) and is
 	 * reported.
 	 */
-	if (gpsu_engine_fence_mask(gpsu_host_mask() |
+	if (gpsu_engine_fence_mask(gpsu_range_host_mask() |
 				   1ULL << gpsu_cur_device()))
 		err = gpsErrorLaunchFailure;
 	gen = __atomic_load_n(&st->generation, __ATOMIC_ACQUIRE);

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The worker pool: per device, one pthread per CPU of the device's NUMA
+ * node, pinned there, created at the device's first kernel. The workers
+ * take the blocks of a grid one at a time; inside a block the threads run
+ * one after another on one worker (no intra-block barrier). A worker's
+ * gpsu_tls carries the kernel's device and coordinates.
+ */
+#define _GNU_SOURCE
+#include <numa.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool.h"
+
+struct gpsu_pool {
+	int device;
+	int nthreads;
+	pthread_mutex_t run_lock;	/* one kernel at a time */
+	pthread_mutex_t lock;		/* job, job_seq, active */
+	pthread_cond_t cv_work;
+	pthread_cond_t cv_done;
+	uint64_t job_seq;
+	struct gpsu_launch *job;
+	uint64_t nblocks;
+	uint64_t next;			/* next block (atomic) */
+	int active;			/* workers still in the job */
+};
+
+static pthread_mutex_t gpsu_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+/* under gpsu_pool_lock */
+static struct gpsu_pool *gpsu_pools[GPS_MAX_DEVICES];
+
+static void gpsu_run_block(struct gpsu_launch *l, uint64_t b)
+{
+	struct gpsu_tls *t = &gpsu_tls;
+	unsigned int x, y, z;
+
+	t->block_idx.x = (unsigned int)(b % l->grid.x);
+	t->block_idx.y = (unsigned int)((b / l->grid.x) % l->grid.y);
+	t->block_idx.z = (unsigned int)(b / ((uint64_t)l->grid.x * l->grid.y));
+	for (z = 0; z < l->block.z; z++) {
+		for (y = 0; y < l->block.y; y++) {
+			for (x = 0; x < l->block.x; x++) {
+				t->thread_idx.x = x;
+				t->thread_idx.y = y;
+				t->thread_idx.z = z;
+				l->fn(l->args);
+			}
+		}
+	}
+}
+
+static void *gpsu_pool_worker(void *arg)
+{
+	struct gpsu_pool *pool = arg;
+	struct gpsu_tls *t = &gpsu_tls;
+	struct gpsu_launch *l;
+	uint64_t seen = 0, b;
+
+	t->device = pool->device;
+	t->kdevice = pool->device;
+	/* the node's memory first: stacks and kernel-side mallocs */
+	if (numa_available() >= 0 &&
+	    numa_bitmask_isbitset(numa_all_nodes_ptr,
+				  gpsu.dev[pool->device].node))
+		numa_set_preferred(gpsu.dev[pool->device].node);
+	pthread_mutex_lock(&pool->lock);
+	for (;;) {
+		while (pool->job_seq == seen)
+			pthread_cond_wait(&pool->cv_work, &pool->lock);
+		seen = pool->job_seq;
+		l = pool->job;
+		pthread_mutex_unlock(&pool->lock);
+
+		t->in_kernel = 1;
+		t->block_dim = l->block;
+		t->grid_dim = l->grid;
+		while ((b = __atomic_fetch_add(&pool->next, 1,
+					       __ATOMIC_RELAXED)) <
+		       pool->nblocks)
+			gpsu_run_block(l, b);
+		t->in_kernel = 0;
+		memset(&t->thread_idx, 0, sizeof(t->thread_idx));
+		memset(&t->block_idx, 0, sizeof(t->block_idx));
+		memset(&t->block_dim, 0, sizeof(t->block_dim));
+		memset(&t->grid_dim, 0, sizeof(t->grid_dim));
+
+		pthread_mutex_lock(&pool->lock);
+		if (--pool->active == 0)
+			pthread_cond_signal(&pool->cv_done);
+	}
+	return NULL;
+}
+
+/* Threads pinned to @device's node CPUs; the caller holds gpsu_pool_lock. */
+static struct gpsu_pool *gpsu_pool_create(int device)
+{
+	struct gpsu_device *dev = &gpsu.dev[device];
+	struct gpsu_pool *pool;
+	pthread_attr_t attr;
+	cpu_set_t set;
+	pthread_t th;
+	int i;
+
+	pool = calloc(1, sizeof(*pool));
+	if (!pool)
+		return NULL;
+	pool->device = device;
+	pthread_mutex_init(&pool->run_lock, NULL);
+	pthread_mutex_init(&pool->lock, NULL);
+	pthread_cond_init(&pool->cv_work, NULL);
+	pthread_cond_init(&pool->cv_done, NULL);
+	CPU_ZERO(&set);
+	for (i = 0; i < dev->nr_cpus; i++)
+		CPU_SET(dev->cpus[i], &set);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	for (i = 0; i < dev->nr_cpus; i++) {
+		if (pthread_create(&th, &attr, gpsu_pool_worker, pool))
+			break;
+		pool->nthreads++;
+	}
+	pthread_attr_destroy(&attr);
+	if (!pool->nthreads) {
+		/* nothing started: nothing can use the pool */
+		free(pool);
+		return NULL;
+	}
+	return pool;
+}
+
+gpsError_t gpsu_pool_run(struct gpsu_launch *l)
+{
+	struct gpsu_pool *pool;
+
+	pthread_mutex_lock(&gpsu_pool_lock);
+	pool = gpsu_pools[l->device];
+	if (!pool)
+		pool = gpsu_pools[l->device] = gpsu_pool_create(l->device);
+	pthread_mutex_unlock(&gpsu_pool_lock);
+	if (!pool)
+		return gpsErrorLaunchFailure;
+
+	pthread_mutex_lock(&pool->run_lock);
+	pthread_mutex_lock(&pool->lock);
+	pool->job = l;
+	pool->nblocks = (uint64_t)l->grid.x * l->grid.y * l->grid.z;
+	__atomic_store_n(&pool->next, 0, __ATOMIC_RELAXED);
+	pool->active = pool->nthreads;
+	pool->job_seq++;
+	pthread_cond_broadcast(&pool->cv_work);
+	while (pool->active)
+		pthread_cond_wait(&pool->cv_done, &pool->lock);
+	pool->job = NULL;
+	pthread_mutex_unlock(&pool->lock);
+	pthread_mutex_unlock(&pool->run_lock);
+	return gpsSuccess;
+}

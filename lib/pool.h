@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The worker pool (pool.c): per device, pthreads pinned to the CPUs of
+ * the device's NUMA node run the blocks of a kernel.
+ */
+#ifndef GPSU_POOL_H
+#define GPSU_POOL_H
+
+#include "gpsu_internal.h"
+
+/* One kernel launch, as a stream queues it. */
+struct gpsu_launch {
+	gpsKernel_t fn;
+	gpsDim3 grid, block;
+	void *args;		/* per-launch copy, already translated */
+	int device;
+};
+
+/* Runs every block of @l on its device's pool and returns when all ran. */
+gpsError_t gpsu_pool_run(struct gpsu_launch *l);
+
+#endif /* GPSU_POOL_H */
