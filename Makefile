@@ -46,6 +46,8 @@ JOBS ?= 1
 DEBUG_NODES ?= 2 4
 DEBUG_KERNEL ?= 1
 CHECK_SERIES := $(SERIES) $(if $(filter 1,$(DEBUG_KERNEL)),debug)
+# the MULTI_GUESTS of the series being checked
+CHECK_MULTI := $(foreach g,$(MULTI_GUESTS),$(if $(filter $(firstword $(subst /, ,$(g))),$(CHECK_SERIES)),$(g)))
 DEBUG_VM_TIMEOUT ?= 2400
 BUILD := $(CURDIR)/build
 
@@ -129,7 +131,7 @@ ifeq ($(DEBUG_KERNEL),1)
 	tools/gps-debug-kernel build
 	$(MAKE) module-debug
 endif
-	tests/run-check.sh -s "$(CHECK_SERIES)" -n "$(NODES)" -g "$(MULTI_GUESTS)" \
+	tests/run-check.sh -s "$(CHECK_SERIES)" -n "$(NODES)" -g "$(CHECK_MULTI)" \
 		-t $(VM_TIMEOUT) -j $(JOBS)
 
 check-debug: FORCE
