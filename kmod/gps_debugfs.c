@@ -12,12 +12,17 @@
  *
  * Counters are cumulative since the module was loaded; read them before
  * and after a run.  Documentation/ABI/testing/debugfs-gps lists them.
+ *
+ * In a module built with CONFIG_GPS_DEBUG, on a kernel with
+ * CONFIG_FAULT_INJECTION_DEBUG_FS: the fault-injection directories
+ * fail_<point> (gps_inject.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
 #include "gps_internal.h"
+#include "gps_inject.h"
 
 static struct dentry *gps_debugfs_root;
 
@@ -108,6 +113,7 @@ void gps_debugfs_init(void)
 	gps_debugfs_root = debugfs_create_dir("gps", NULL);
 	debugfs_create_file("subscribers", 0444, gps_debugfs_root, NULL,
 			    &gps_subscribers_fops);
+	gps_inject_debugfs_init(gps_debugfs_root);
 	for (d = 0; d < gps_nr_devs; d++) {
 		struct gps_dev *dev = &gps_devs[d];
 

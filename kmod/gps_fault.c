@@ -23,6 +23,7 @@
 #include <linux/highmem.h>
 #include <linux/pagemap.h>
 #include "gps_internal.h"
+#include "gps_inject.h"
 #include "gps_trace.h"
 
 static void gps_view_pos(struct gps_alloc *a, pgoff_t pgoff, int *view,
@@ -117,6 +118,8 @@ retry:
 		spin_unlock(&gp->lock);
 		unlock_page(page);
 		up_read(&a->sub_sem);
+		if (gps_should_fail(GPS_FAIL_TWIN_ALLOC))
+			return VM_FAULT_OOM;
 		twin = alloc_pages_node(gps_devs[r->dev].nid,
 					GFP_HIGHUSER | __GFP_ACCOUNT, 0);
 		if (!twin)

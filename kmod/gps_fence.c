@@ -20,6 +20,7 @@
 #include <linux/sched/signal.h>
 #include <linux/lockdep.h>
 #include "gps_internal.h"
+#include "gps_inject.h"
 #include "gps_trace.h"
 
 /* Harvest what is dirty now and push everything: harvest_lock held. */
@@ -170,6 +171,9 @@ int gps_queues_reconfigure(unsigned int capacity, unsigned int watermark,
 	if (!fresh)
 		return -ENOMEM;
 	for (d = 0; d < gps_nr_devs; d++) {
+		ret = -ENOMEM;
+		if (gps_should_fail(GPS_FAIL_QUEUE_RESHAPE))
+			goto err_destroy;
 		ret = gps_queue_init(&fresh[d], gps_devs[d].nid, capacity,
 				     watermark, block_size);
 		if (ret)

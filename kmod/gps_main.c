@@ -29,6 +29,7 @@
 #include <linux/io_uring.h>
 #endif
 #include "gps_internal.h"
+#include "gps_inject.h"
 
 struct gps_knobs gps_knobs = {
 	.page_size = GPS_PAGE_64K,
@@ -396,6 +397,8 @@ static int gps_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	mask = gps_fence_target(in.device, in.flags, in.device_mask);
 	if (!mask)
 		return -EINVAL;
+	if (gps_should_fail(GPS_FAIL_ASYNC_FENCE))
+		return -ENOMEM;
 	af = kmalloc(sizeof(*af), GFP_KERNEL);
 	if (!af)
 		return -ENOMEM;

@@ -24,6 +24,7 @@
 #include <linux/vmstat.h>
 #include <linux/lockdep.h>
 #include "gps_internal.h"
+#include "gps_inject.h"
 
 static size_t gps_replica_bytes(unsigned int nr_sub)
 {
@@ -117,6 +118,8 @@ struct gps_replica *gps_replica_alloc(struct gps_alloc *a, unsigned long gidx,
 	r->dev = dev;
 	INIT_LIST_HEAD(&r->dirty_link);
 	for (i = 0; i < a->nr_sub; i++) {
+		if (gps_should_fail(GPS_FAIL_REPLICA_ALLOC))
+			goto err_free_pages;
 		r->pages[i] = alloc_pages_node(nid, gfp, 0);
 		if (!r->pages[i])
 			goto err_free_pages;
