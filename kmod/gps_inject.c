@@ -11,8 +11,10 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/fault-inject.h>
+/* 6.1's fault-inject.h needs bool and gfp_t declared first. */
+#include <linux/types.h>
 #include <linux/debugfs.h>
+#include <linux/fault-inject.h>
 #include "gps_inject.h"
 
 #if IS_ENABLED(CONFIG_FAULT_INJECTION_DEBUG_FS)
