@@ -31,7 +31,8 @@
 #
 # Variables: SERIES (kernel series, default "6.1 6.12"), NODES (node counts
 # for check, default "1 2 4"), MULTI_GUESTS (check's guests of several
-# vCPUs per node, SERIES/NODESxCPUS, default "6.12/2x2 6.1/4x2"),
+# vCPUs per node, SERIES/NODESxCPUS, default "6.12/2x2 6.1/4x2
+# debug/2x2"),
 # GPS_DEBUG=1 (build with CONFIG_GPS_DEBUG),
 # VM_TIMEOUT (seconds per VM), NO_DEPS=1; for check-debug DEBUG_NODES
 # (default "2 4") and DEBUG_VM_TIMEOUT.
@@ -39,7 +40,7 @@
 SERIES ?= 6.1 6.12
 NODES ?= 1 2 4
 # guests of several vCPUs per node in make check: SERIES/NODESxCPUS
-MULTI_GUESTS ?= 6.12/2x2 6.1/4x2
+MULTI_GUESTS ?= 6.12/2x2 6.1/4x2 debug/2x2
 VM_TIMEOUT ?= 900
 # guests booted at the same time by make check (1: consoles streamed)
 JOBS ?= 1
