@@ -14,11 +14,8 @@
 #define NR_PAGES	8
 
 FIXTURE(advise) {
-	int fd;
-	int nr;
+	struct gps_fixture;
 	size_t ps;
-	struct gps_saved_knobs knobs;
-	struct gps_buf b;
 };
 
 FIXTURE_VARIANT(advise) {
@@ -30,30 +27,18 @@ FIXTURE_VARIANT_ADD(advise, page_64k) { .page_size = GPS_PAGE_64K };
 
 FIXTURE_SETUP(advise)
 {
-	int d;
-
-	self->fd = open(GPS_DEV, O_RDWR);
-	if (self->fd < 0)
-		SKIP(return, "no " GPS_DEV);
-	self->nr = gps_nr_devices(self->fd);
-	ASSERT_GT(self->nr, 0);
+	if (gps_fixture_setup(_metadata, gps_fx(self), 1, gps_knobs_common))
+		return;
 	self->ps = variant->page_size;
-	gps_knobs_save(&self->knobs);
 	/* No proactive pushes: only fences publish, so counts are exact. */
 	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 0));
-	ASSERT_EQ(0, gps_alloc(self->fd, &self->b, NR_PAGES * self->ps,
-			       GPS_MEM_GPS, 0, 0, self->ps));
-	for (d = 0; d < self->nr; d++)
-		ASSERT_NE(NULL, gps_map(self->fd, &self->b, d));
+	gps_fixture_alloc(_metadata, gps_fx(self), NR_PAGES * self->ps,
+			  self->ps, self->nr);
 }
 
 FIXTURE_TEARDOWN(advise)
 {
-	if (self->fd < 0)
-		return;
-	EXPECT_EQ(0, gps_free(self->fd, &self->b));
-	gps_knobs_restore(&self->knobs);
-	EXPECT_EQ(0, close(self->fd));
+	gps_fixture_teardown(_metadata, gps_fx(self));
 }
 
 static void fill(unsigned char *p, size_t len, unsigned int seed)
@@ -253,7 +238,7 @@ TEST_F(advise, subscribe_beyond_cap_is_counted)
 	ASSERT_EQ(0, gps_set_knob("max_bytes", pages * 4096 + ps));
 	ret = gps_advise(self->fd, &self->b, 0, 2 * ps,
 			 GPS_ADVISE_SUBSCRIBE, 1, &adv);
-	gps_set_knob("max_bytes", self->knobs.max_bytes);
+	gps_set_knob("max_bytes", gps_knob_saved(&self->knobs, "max_bytes"));
 	ASSERT_EQ(0, ret);
 	ASSERT_EQ(1, adv.pages_changed);
 	ASSERT_EQ(1, adv.pages_failed);

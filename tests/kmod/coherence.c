@@ -11,10 +11,7 @@
 #include "gps_test.h"
 
 FIXTURE(gps) {
-	int fd;
-	int nr;
-	struct gps_saved_knobs knobs;
-	struct gps_buf b;
+	struct gps_fixture;
 };
 
 FIXTURE_VARIANT(gps) {
@@ -27,29 +24,17 @@ FIXTURE_VARIANT_ADD(gps, page_2m) { .page_size = GPS_PAGE_2M };
 
 FIXTURE_SETUP(gps)
 {
-	int d;
-
-	self->fd = open(GPS_DEV, O_RDWR);
-	if (self->fd < 0)
-		SKIP(return, "no " GPS_DEV);
-	self->nr = gps_nr_devices(self->fd);
-	ASSERT_GT(self->nr, 0);
-	gps_knobs_save(&self->knobs);
+	if (gps_fixture_setup(_metadata, gps_fx(self), 1, gps_knobs_common))
+		return;
 	/* No proactive pushes: only fences publish, so counts are exact. */
 	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 0));
-	ASSERT_EQ(0, gps_alloc(self->fd, &self->b, 4 * variant->page_size,
-			       GPS_MEM_GPS, 0, 0, variant->page_size));
-	for (d = 0; d < self->nr; d++)
-		ASSERT_NE(NULL, gps_map(self->fd, &self->b, d));
+	gps_fixture_alloc(_metadata, gps_fx(self), 4 * variant->page_size,
+			  variant->page_size, self->nr);
 }
 
 FIXTURE_TEARDOWN(gps)
 {
-	if (self->fd < 0)
-		return;
-	EXPECT_EQ(0, gps_free(self->fd, &self->b));
-	gps_knobs_restore(&self->knobs);
-	EXPECT_EQ(0, close(self->fd));
+	gps_fixture_teardown(_metadata, gps_fx(self));
 }
 
 /* A new GPS allocation is zeroed, subscribed by every device. */

@@ -14,31 +14,19 @@
 #define PS	GPS_PAGE_4K
 
 FIXTURE(errors) {
-	int fd;
-	int nr;
-	struct gps_saved_knobs knobs;
-	struct gps_buf b;
+	struct gps_fixture;
 };
 
 FIXTURE_SETUP(errors)
 {
-	self->fd = open(GPS_DEV, O_RDWR);
-	if (self->fd < 0)
-		SKIP(return, "no " GPS_DEV);
-	self->nr = gps_nr_devices(self->fd);
-	ASSERT_GT(self->nr, 0);
-	gps_knobs_save(&self->knobs);
-	ASSERT_EQ(0, gps_alloc(self->fd, &self->b, 4 * PS, GPS_MEM_GPS, 0, 0,
-			       PS));
+	if (gps_fixture_setup(_metadata, gps_fx(self), 1, gps_knobs_common))
+		return;
+	gps_fixture_alloc(_metadata, gps_fx(self), 4 * PS, PS, 0);
 }
 
 FIXTURE_TEARDOWN(errors)
 {
-	if (self->fd < 0)
-		return;
-	EXPECT_EQ(0, gps_free(self->fd, &self->b));
-	gps_knobs_restore(&self->knobs);
-	EXPECT_EQ(0, close(self->fd));
+	gps_fixture_teardown(_metadata, gps_fx(self));
 }
 
 /* ioctl(@fd, @cmd, @arg) fails with errno @err. */
@@ -209,7 +197,7 @@ TEST_F(errors, alloc_beyond_cap)
 	with_x = gps_usage();
 	failed_after = gps_stat_sum(self->fd, "subscribe_failed");
 	subs = gps_subs(self->fd, &x, 0);
-	gps_set_knob("max_bytes", self->knobs.max_bytes);
+	gps_set_knob("max_bytes", gps_knob_saved(&self->knobs, "max_bytes"));
 
 	ASSERT_EQ(-ENOMEM, ret_conv);
 	ASSERT_TRUE(gps_usage_eq(start, after_enomem));

@@ -113,20 +113,9 @@ struct fz_thread {
 static __thread struct fz_thread *fz_self;
 static long fz_calls_left;
 
-static uint64_t rnd(struct fz_thread *t)
-{
-	uint64_t x = t->rng;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	t->rng = x;
-	return x * 0x2545F4914F6CDD1DULL;
-}
-
 static uint64_t rnd_below(struct fz_thread *t, uint64_t n)
 {
-	return n ? rnd(t) % n : 0;
+	return n ? rnd(&t->rng) % n : 0;
 }
 
 static int one_in(struct fz_thread *t, int n)
@@ -146,7 +135,7 @@ static uint64_t rnd_len(struct fz_thread *t, uint64_t around)
 
 	switch (rnd_below(t, 10)) {
 	case 0:
-		return rnd(t);
+		return rnd(&t->rng);
 	case 1:
 		return ~0ULL - rnd_below(t, 4096);
 	case 2:
@@ -175,7 +164,7 @@ static uint32_t rnd_dev(struct fz_thread *t)
 	case 1:
 		return one_in(t, 2) ? GPS_MAX_DEVICES : ~0U - rnd_below(t, 2);
 	case 2:
-		return rnd(t);
+		return rnd(&t->rng);
 	default:
 		return rnd_below(t, fz.nr);
 	}
@@ -188,7 +177,7 @@ static uint32_t rnd_ps(struct fz_thread *t)
 	};
 
 	if (one_in(t, 8))
-		return one_in(t, 2) ? rnd(t) : (1U << rnd_below(t, 32));
+		return one_in(t, 2) ? rnd(&t->rng) : (1U << rnd_below(t, 32));
 	/* 2 MiB pages are costly to zero under emulation: fewer of them */
 	return one_in(t, 10) ? ps[3] : ps[rnd_below(t, 3)];
 }
@@ -197,7 +186,7 @@ static uint32_t rnd_ps(struct fz_thread *t)
 static void rnd_reserved(struct fz_thread *t, void *p, size_t len)
 {
 	if (one_in(t, 12))
-		((unsigned char *)p)[rnd_below(t, len)] = rnd(t) | 1;
+		((unsigned char *)p)[rnd_below(t, len)] = rnd(&t->rng) | 1;
 }
 
 /* A file to call on: one of ours, sometimes a bad descriptor. */
@@ -218,7 +207,7 @@ static struct fz_handle rnd_handle(struct fz_thread *t)
 	int i, start, stale;
 
 	if (one_in(t, 10)) {
-		h.handle = one_in(t, 2) ? rnd_below(t, 4) : rnd(t);
+		h.handle = one_in(t, 2) ? rnd_below(t, 4) : rnd(&t->rng);
 		h.size = rnd_len(t, 65536);
 		h.ps = GPS_PAGE_4K;
 		return h;
@@ -258,7 +247,8 @@ static uint64_t rnd_uptr(struct fz_thread *t, uint64_t len)
 	case 5:	/* a GPS view: copies that fault on our own pages */
 		pthread_mutex_lock(&fz.lock);
 		for (i = 0; i < FZ_VIEWS; i++) {
-			struct fz_view *v = &fz.v[(i + rnd(t)) % FZ_VIEWS];
+			struct fz_view *v =
+				&fz.v[(i + rnd(&t->rng)) % FZ_VIEWS];
 
 			if (v->live && v->len > len) {
 				uint64_t p = (uintptr_t)v->addr +
@@ -356,7 +346,7 @@ static void maybe_mutate(struct fz_thread *t, int op, void *p, size_t len)
 			((unsigned char *)p)[at] ^= 1 << rnd_below(t, 8);
 			break;
 		case 1:
-			((unsigned char *)p)[at] = rnd(t);
+			((unsigned char *)p)[at] = rnd(&t->rng);
 			break;
 		default:
 			((unsigned char *)p)[at] = 0;
@@ -395,7 +385,8 @@ static void op_alloc(struct fz_thread *t)
 		 1 + rnd_below(t, one_in(t, 8) ? 2 << 20 : 128 << 10);
 	a.kind = one_in(t, 10) ? rnd_below(t, 4) :
 		 (one_in(t, 4) ? GPS_MEM_CONVENTIONAL : GPS_MEM_GPS);
-	a.flags = one_in(t, 10) ? rnd(t) : (one_in(t, 3) ? GPS_ALLOC_MANUAL : 0);
+	a.flags = one_in(t, 10) ? rnd(&t->rng) :
+		  (one_in(t, 3) ? GPS_ALLOC_MANUAL : 0);
 	if (a.kind == GPS_MEM_CONVENTIONAL && !one_in(t, 10))
 		a.flags = 0;
 	a.home = one_in(t, 8) ? rnd_dev(t) : rnd_below(t, fz.nr);
@@ -404,7 +395,7 @@ static void op_alloc(struct fz_thread *t)
 		a.size = 8 << 20;
 	rnd_reserved(t, a.reserved, sizeof(a.reserved));
 	if (one_in(t, 16))
-		a.pad = rnd(t);
+		a.pad = rnd(&t->rng);
 	maybe_mutate(t, OP_ALLOC, &a, sizeof(a));
 	/* keep it bounded: a mutated size stays below 64 MiB */
 	if (a.size > (64 << 20) && a.size < (1ULL << 40) && !one_in(t, 8))
@@ -464,7 +455,7 @@ static void op_advise(struct fz_thread *t)
 	int ret;
 
 	rnd_range(t, &h, &a.offset, &a.length, 1);
-	a.advice = one_in(t, 10) ? rnd(t) : 1 + rnd_below(t, 3);
+	a.advice = one_in(t, 10) ? rnd(&t->rng) : 1 + rnd_below(t, 3);
 	a.device = rnd_dev(t);
 	rnd_reserved(t, a.reserved, sizeof(a.reserved));
 	maybe_mutate(t, OP_ADVISE, &a, sizeof(a));
@@ -478,7 +469,7 @@ static void op_fence(struct fz_thread *t)
 
 	f.device = one_in(t, 3) ? GPS_FENCE_ALL : rnd_dev(t);
 	if (one_in(t, 16))
-		f.flags = rnd(t);
+		f.flags = rnd(&t->rng);
 #ifdef GPS_FENCE_MASK
 	/* a set of devices: empty, some, or some that do not exist */
 	if (one_in(t, 4)) {
@@ -486,7 +477,7 @@ static void op_fence(struct fz_thread *t)
 		f.device = one_in(t, 8) ? rnd_dev(t) : 0;
 	}
 	if (f.flags & GPS_FENCE_MASK || one_in(t, 16))
-		f.device_mask = one_in(t, 8) ? rnd(t) :
+		f.device_mask = one_in(t, 8) ? rnd(&t->rng) :
 				rnd_below(t, gps_all_mask(fz.nr) + 1);
 #endif
 	rnd_reserved(t, f.reserved, sizeof(f.reserved));
@@ -500,9 +491,9 @@ static void op_memset(struct fz_thread *t)
 	int ret;
 
 	rnd_range(t, &h, &m.offset, &m.length, 0);
-	m.value = one_in(t, 8) ? rnd(t) : rnd_below(t, 256);
+	m.value = one_in(t, 8) ? rnd(&t->rng) : rnd_below(t, 256);
 	if (one_in(t, 16))
-		m.pad = rnd(t);
+		m.pad = rnd(&t->rng);
 	rnd_reserved(t, m.reserved, sizeof(m.reserved));
 	maybe_mutate(t, OP_MEMSET, &m, sizeof(m));
 	ret = ioctl(handle_fd(t, &h), GPS_IOC_MEMSET, arg_ptr(t, &m));
@@ -527,7 +518,7 @@ static void op_copy(struct fz_thread *t, int op)
 	}
 	c.device = op == OP_READ || one_in(t, 8) ? rnd_dev(t) : 0;
 	if (one_in(t, 16))
-		c.pad = rnd(t);
+		c.pad = rnd(&t->rng);
 	rnd_reserved(t, c.reserved, sizeof(c.reserved));
 	uaddr = c.uaddr;
 	maybe_mutate(t, op, &c, sizeof(c));
@@ -556,7 +547,7 @@ static void op_query(struct fz_thread *t)
 	int ret;
 
 	q.first_page = one_in(t, 4) ? rnd_len(t, np) : rnd_below(t, np + 1);
-	q.nr_pages = one_in(t, 4) ? rnd(t) : rnd_below(t, np + 2);
+	q.nr_pages = one_in(t, 4) ? rnd(&t->rng) : rnd_below(t, np + 2);
 	if (q.nr_pages > FZ_BUF / 8 && !one_in(t, 8))
 		q.nr_pages = FZ_BUF / 8;
 	q.subs = rnd_uptr(t, (uint64_t)q.nr_pages * 8);
@@ -566,7 +557,7 @@ static void op_query(struct fz_thread *t)
 		q.subs = (uintptr_t)fz.guard + 4096 - 8;
 	rnd_reserved(t, q.reserved, sizeof(q.reserved));
 	if (one_in(t, 16))
-		q.pad = rnd(t);
+		q.pad = rnd(&t->rng);
 	ret = ioctl(handle_fd(t, &h), GPS_IOC_QUERY, &q);
 	count(t, OP_QUERY, ret, errno, 1);
 }
@@ -591,9 +582,9 @@ static void op_simple(struct fz_thread *t, int op)
 		do_ioctl(t, op, GPS_IOC_DEVICE_INFO, &u.d, sizeof(u.d));
 		break;
 	case OP_TRACK:
-		u.k.op = one_in(t, 8) ? rnd(t) : 1 + rnd_below(t, 2);
+		u.k.op = one_in(t, 8) ? rnd(&t->rng) : 1 + rnd_below(t, 2);
 		if (one_in(t, 16))
-			u.k.flags = rnd(t);
+			u.k.flags = rnd(&t->rng);
 		rnd_reserved(t, u.k.reserved, sizeof(u.k.reserved));
 		do_ioctl(t, op, GPS_IOC_TRACK, &u.k, sizeof(u.k));
 		break;
@@ -611,9 +602,9 @@ static void op_random_nr(struct fz_thread *t)
 	int slot, fd, ret, i;
 
 	for (i = 0; i < 256; i++)
-		p[i] = one_in(t, 3) ? rnd(t) : 0;
+		p[i] = one_in(t, 3) ? rnd(&t->rng) : 0;
 	if (one_in(t, 16))	/* a raw number, magic or not */
-		cmd = one_in(t, 2) ? (unsigned int)rnd(t) :
+		cmd = one_in(t, 2) ? (unsigned int)rnd(&t->rng) :
 		      (GPS_IOC_MAGIC << 8) | rnd_below(t, 256);
 	/* FIBMAP (1) and friends are the VFS's, not ours */
 	if (_IOC_TYPE(cmd) != GPS_IOC_MAGIC)
@@ -643,22 +634,22 @@ static void op_uring(struct fz_thread *t)
 	memset(sqe, 0, sizeof(*sqe));
 	sqe->opcode = IORING_OP_URING_CMD;
 	sqe->fd = rnd_fd(t, &slot);
-	sqe->cmd_op = one_in(t, 8) ? rnd(t) : GPS_URING_CMD_FENCE;
+	sqe->cmd_op = one_in(t, 8) ? rnd(&t->rng) : GPS_URING_CMD_FENCE;
 	f = (struct gps_uring_fence *)sqe->cmd;
 	f->device = one_in(t, 3) ? GPS_FENCE_ALL : rnd_dev(t);
 	if (one_in(t, 10))
-		f->flags = rnd(t);
+		f->flags = rnd(&t->rng);
 #ifdef GPS_FENCE_MASK
 	if (one_in(t, 4)) {
 		f->flags = GPS_FENCE_MASK;
 		f->device = one_in(t, 8) ? rnd_dev(t) : 0;
 	}
 	if (f->flags & GPS_FENCE_MASK || one_in(t, 10))
-		f->device_mask = one_in(t, 8) ? rnd(t) :
+		f->device_mask = one_in(t, 8) ? rnd(&t->rng) :
 				 1 + rnd_below(t, gps_all_mask(fz.nr));
 #else
 	if (one_in(t, 10))
-		f->reserved = rnd(t);
+		f->reserved = rnd(&t->rng);
 #endif
 	fz.sq_array[idx] = idx;
 	__atomic_store_n(fz.sq_tail, tail + 1, __ATOMIC_RELEASE);
@@ -814,7 +805,7 @@ static void op_access(struct fz_thread *t)
 
 	pthread_mutex_lock(&fz.lock);
 	for (i = 0; i < FZ_VIEWS; i++) {
-		struct fz_view *c = &fz.v[(i + rnd(t)) % FZ_VIEWS];
+		struct fz_view *c = &fz.v[(i + rnd(&t->rng)) % FZ_VIEWS];
 
 		if (c->live == 1) {
 			v = *c;
@@ -842,10 +833,10 @@ static void op_access(struct fz_thread *t)
 			(void)*p;
 			break;
 		case 1:
-			*p = rnd(t);
+			*p = rnd(&t->rng);
 			break;
 		case 2:
-			memset((void *)p, rnd(t), room < 9000 ? room :
+			memset((void *)p, rnd(&t->rng), room < 9000 ? room :
 			       rnd_below(t, 9000));
 			break;
 		default:
@@ -1022,32 +1013,23 @@ static void *fz_thread_main(void *arg)
 }
 
 FIXTURE(fuzz) {
-	int fd;
-	int nr;
-	struct gps_knob_save knobs;
-	struct gps_usage start;
+	struct gps_fixture;
 };
 
 FIXTURE_SETUP(fuzz)
 {
-	self->fd = open(GPS_DEV, O_RDWR);
-	if (self->fd < 0)
-		SKIP(return, "no " GPS_DEV);
-	self->nr = gps_nr_devices(self->fd);
-	ASSERT_GT(self->nr, 0);
-	self->start = gps_usage();
+	static const char *const knobs[] = { "max_bytes", NULL };
+
+	if (gps_fixture_setup(_metadata, gps_fx(self), 1, knobs))
+		return;
 	ASSERT_LE(0, self->start.nr_allocs);
 	/* a cap so that huge allocations fail fast instead of draining nodes */
-	ASSERT_EQ(0, gps_knob_save(&self->knobs, "max_bytes"));
 	ASSERT_EQ(0, gps_set_knob("max_bytes", FZ_MAX_BYTES));
 }
 
 FIXTURE_TEARDOWN(fuzz)
 {
-	if (self->fd < 0)
-		return;
-	gps_knob_restore_saved(&self->knobs);
-	EXPECT_EQ(0, close(self->fd));
+	gps_fixture_teardown(_metadata, gps_fx(self));
 }
 
 /*

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Shared helpers of the gps.ko kselftests: open the device, allocate, map
- * a device's view, fence, read and write knobs and per-node counters.
- * Include after kselftest_harness.h.
+ * a device's view, fence, read and write knobs and per-node counters, the
+ * fixture every test file starts from (struct gps_fixture, at the end) and
+ * the tests' random numbers (rnd()).  Include after kselftest_harness.h.
  */
 #ifndef GPS_TEST_H
 #define GPS_TEST_H
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,32 +199,6 @@ static inline long long gps_stat_sum(int fd, const char *name)
 	for (d = 0; d < n; d++)
 		sum += gps_stat(gps_node_of(fd, d), name);
 	return sum;
-}
-
-/* Knobs a test changes, restored by gps_knobs_restore(). */
-struct gps_saved_knobs {
-	long long harvest_interval_us, queue_capacity, queue_watermark;
-	long long block_size, page_size, max_bytes;
-};
-
-static inline void gps_knobs_save(struct gps_saved_knobs *s)
-{
-	s->harvest_interval_us = gps_knob("harvest_interval_us");
-	s->queue_capacity = gps_knob("queue_capacity");
-	s->queue_watermark = gps_knob("queue_watermark");
-	s->block_size = gps_knob("block_size");
-	s->page_size = gps_knob("page_size");
-	s->max_bytes = gps_knob("max_bytes");
-}
-
-static inline void gps_knobs_restore(const struct gps_saved_knobs *s)
-{
-	gps_set_knob("harvest_interval_us", s->harvest_interval_us);
-	gps_set_knob("block_size", s->block_size);
-	gps_set_knob("queue_capacity", s->queue_capacity);
-	gps_set_knob("queue_watermark", s->queue_watermark);
-	gps_set_knob("page_size", s->page_size);
-	gps_set_knob("max_bytes", s->max_bytes);
 }
 
 /*
@@ -426,6 +402,18 @@ static inline void gps_knob_restore_saved(struct gps_knob_save *s)
 	s->n = 0;
 }
 
+/* The value saved for knob @name, or -1 if it was not saved. */
+static inline long long gps_knob_saved(const struct gps_knob_save *s,
+				       const char *name)
+{
+	int i;
+
+	for (i = 0; i < s->n; i++)
+		if (!strcmp(s->name[i], name))
+			return s->val[i];
+	return -1;
+}
+
 /* Write a string knob such as track_policy; returns 0 or -errno. */
 static inline int gps_set_knob_str(const char *name, const char *val)
 {
@@ -511,6 +499,127 @@ static inline long gps_env_long(const char *name, long def)
 	const char *s = getenv(name);
 
 	return s && *s ? strtol(s, NULL, 0) : def;
+}
+
+/* xorshift64*: the next number of the sequence whose state is @state. */
+static inline uint64_t rnd(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+/*
+ * The fixture the test files share.  A FIXTURE embeds struct gps_fixture
+ * unnamed and as its first member, so that its tests write self->fd,
+ * self->nr, self->b (tests/Makefile builds them with -fms-extensions),
+ * and hands gps_fx(self) to the helpers below:
+ *
+ *	FIXTURE(advise) {
+ *		struct gps_fixture;
+ *		size_t ps;
+ *	};
+ *
+ *	FIXTURE_SETUP(advise)
+ *	{
+ *		if (gps_fixture_setup(_metadata, gps_fx(self), 1,
+ *				      gps_knobs_common))
+ *			return;
+ *		(what this file's tests need more)
+ *	}
+ *
+ *	FIXTURE_TEARDOWN(advise)
+ *	{
+ *		gps_fixture_teardown(_metadata, gps_fx(self));
+ *	}
+ */
+struct gps_fixture {
+	int fd;				/* /dev/gps; -1 once skipped */
+	int nr;				/* its devices */
+	struct gps_knob_save knobs;	/* restored by the teardown */
+	const char *policy;		/* track_policy, restored likewise */
+	struct gps_usage start;		/* the driver's counters at setup */
+	struct gps_buf b;		/* gps_fixture_alloc()'s allocation */
+	int have_b;
+};
+
+/* @self's struct gps_fixture; the build fails unless it comes first. */
+#define gps_fx(self)							\
+	((struct gps_fixture *)(self) +					\
+	 0 * sizeof(char[offsetof(__typeof__(*(self)), fd) ? -1 : 1]))
+
+/*
+ * The knobs most tests change.  Saved in this order and restored in
+ * reverse: block_size and queue_capacity before the watermark they reset.
+ */
+#define GPS_KNOBS_COMMON	"max_bytes", "page_size", "queue_watermark", \
+				"queue_capacity", "block_size", \
+				"harvest_interval_us"
+
+static const char *const gps_knobs_common[] = { GPS_KNOBS_COMMON, NULL };
+
+/*
+ * Open /dev/gps and count its devices (the test is skipped without the
+ * device or with fewer than @min_devices), save the knobs named in the
+ * NULL-terminated @knobs (may be NULL) and the track_policy, and note the
+ * driver's counters in fx->start.  Returns 0, or 1 if the test is skipped:
+ * FIXTURE_SETUP returns then.
+ */
+static inline int gps_fixture_setup(struct __test_metadata *_metadata,
+				    struct gps_fixture *fx, int min_devices,
+				    const char *const *knobs)
+{
+	fx->fd = open(GPS_DEV, O_RDWR);
+	if (fx->fd < 0)
+		SKIP(return 1, "no " GPS_DEV);
+	fx->nr = gps_nr_devices(fx->fd);
+	ASSERT_GT(fx->nr, 0);
+	if (fx->nr < min_devices) {
+		close(fx->fd);
+		fx->fd = -1;
+		SKIP(return 1, "needs %d devices", min_devices);
+	}
+	for (; knobs && *knobs; knobs++)
+		ASSERT_EQ(0, gps_knob_save(&fx->knobs, *knobs));
+	fx->policy = gps_policy();
+	ASSERT_NE(NULL, fx->policy);
+	fx->start = gps_usage();
+	return 0;
+}
+
+/*
+ * Allocate fx->b, @size bytes of automatic GPS memory in pages of
+ * @page_size with device 0 as home, and map the views of devices 0 to
+ * @views - 1.  The teardown frees it.
+ */
+static inline void gps_fixture_alloc(struct __test_metadata *_metadata,
+				     struct gps_fixture *fx, uint64_t size,
+				     uint32_t page_size, int views)
+{
+	int d;
+
+	ASSERT_EQ(0, gps_alloc(fx->fd, &fx->b, size, GPS_MEM_GPS, 0, 0,
+			       page_size));
+	fx->have_b = 1;
+	for (d = 0; d < views; d++)
+		ASSERT_NE(NULL, gps_map(fx->fd, &fx->b, d));
+}
+
+/* Free fx->b, restore the knobs and the policy, close the device. */
+static inline void gps_fixture_teardown(struct __test_metadata *_metadata,
+					struct gps_fixture *fx)
+{
+	if (fx->fd < 0)
+		return;
+	if (fx->have_b)
+		EXPECT_EQ(0, gps_free(fx->fd, &fx->b));
+	gps_knob_restore_saved(&fx->knobs);
+	EXPECT_EQ(0, gps_set_policy(fx->policy));
+	EXPECT_EQ(0, close(fx->fd));
 }
 
 #endif /* GPS_TEST_H */

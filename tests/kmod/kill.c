@@ -35,17 +35,6 @@ struct kl_child {
 	uint64_t rng;
 };
 
-static uint64_t rnd(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545F4914F6CDD1DULL;
-}
-
 static void *kl_writer(void *arg)
 {
 	struct kl_child *c = arg;
@@ -160,26 +149,19 @@ static void kl_child_main(int kind, int ready, uint64_t seed)
 }
 
 FIXTURE(kill) {
-	int fd;
-	int nr;
-	struct gps_usage start;
+	struct gps_fixture;
 };
 
 FIXTURE_SETUP(kill)
 {
-	self->fd = open(GPS_DEV, O_RDWR);
-	if (self->fd < 0)
-		SKIP(return, "no " GPS_DEV);
-	self->nr = gps_nr_devices(self->fd);
-	ASSERT_GT(self->nr, 0);
-	self->start = gps_usage();
+	if (gps_fixture_setup(_metadata, gps_fx(self), 1, NULL))
+		return;
 	ASSERT_LE(0, self->start.nr_allocs);
 }
 
 FIXTURE_TEARDOWN(kill)
 {
-	if (self->fd >= 0)
-		EXPECT_EQ(0, close(self->fd));
+	gps_fixture_teardown(_metadata, gps_fx(self));
 }
 
 /* Kill -9 at random points: every round gives everything back. */

@@ -16,21 +16,13 @@
 #define SMALL	4096
 
 FIXTURE(lifetime) {
-	int fd;
-	int nr;
-	struct gps_saved_knobs knobs;
-	struct gps_usage start;
+	struct gps_fixture;
 };
 
 FIXTURE_SETUP(lifetime)
 {
-	self->fd = open(GPS_DEV, O_RDWR);
-	if (self->fd < 0)
-		SKIP(return, "no " GPS_DEV);
-	self->nr = gps_nr_devices(self->fd);
-	ASSERT_GT(self->nr, 0);
-	gps_knobs_save(&self->knobs);
-	self->start = gps_usage();
+	if (gps_fixture_setup(_metadata, gps_fx(self), 1, gps_knobs_common))
+		return;
 	ASSERT_LE(0, self->start.nr_allocs);
 	ASSERT_LE(0, self->start.replica_pages);
 	ASSERT_LE(0, self->start.twin_pages);
@@ -42,8 +34,7 @@ FIXTURE_TEARDOWN(lifetime)
 
 	if (self->fd < 0)
 		return;
-	gps_knobs_restore(&self->knobs);
-	EXPECT_EQ(0, close(self->fd));
+	gps_fixture_teardown(_metadata, gps_fx(self));
 	/* Whatever a test did, nothing of it is left. */
 	u = gps_usage_wait(self->start, 2000);
 	EXPECT_TRUE(gps_usage_eq(self->start, u));

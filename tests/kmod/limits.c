@@ -3,11 +3,13 @@
  * Description: limits and permissions.  Replicas are charged to the
  * memory cgroup of the process that allocates them, and a cgroup limit
  * turns an allocation that does not fit into -ENOMEM with nothing left
- * behind; the total cap max_bytes does the same; /dev/gps is usable by
- * any user but only CAP_SYS_ADMIN changes a knob; a process cannot map
- * another process's allocation; with no cap set, replicas that would
- * take a node below its reserve fail softly, and the program that filled
- * the nodes goes on allocating host memory without an OOM kill.
+ * behind; the total cap max_bytes does the same; under a tight per-node
+ * budget (node_max_bytes) an allocation still works, its devices without
+ * a copy read remotely, and the missing copies are counted; /dev/gps is
+ * usable by any user but only CAP_SYS_ADMIN changes a knob; a process
+ * cannot map another process's allocation; with no cap set, replicas that
+ * would take a node below its reserve fail softly, and the program that
+ * filled the nodes goes on allocating host memory without an OOM kill.
  */
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -16,6 +18,7 @@
 #include "kselftest_harness.h"
 #include "gps_test.h"
 
+#define PG	GPS_PAGE_64K
 #define CG_ROOT	"/sys/fs/cgroup"
 #define CG	CG_ROOT "/gps-limits"
 
@@ -76,26 +79,21 @@ static void cg_teardown(void)
 }
 
 FIXTURE(limits) {
-	int fd;
-	int nr;
-	struct gps_saved_knobs knobs;
+	struct gps_fixture;
 };
 
 FIXTURE_SETUP(limits)
 {
-	self->fd = open(GPS_DEV, O_RDWR);
-	if (self->fd < 0)
-		SKIP(return, "no " GPS_DEV);
-	self->nr = gps_nr_devices(self->fd);
-	gps_knobs_save(&self->knobs);
+	static const char *const knobs[] = {
+		"node_max_bytes", GPS_KNOBS_COMMON, NULL,
+	};
+
+	gps_fixture_setup(_metadata, gps_fx(self), 1, knobs);
 }
 
 FIXTURE_TEARDOWN(limits)
 {
-	if (self->fd < 0)
-		return;
-	gps_knobs_restore(&self->knobs);
-	EXPECT_EQ(0, close(self->fd));
+	gps_fixture_teardown(_metadata, gps_fx(self));
 }
 
 /* Replicas count in the allocating process's memory cgroup. */
@@ -155,6 +153,45 @@ TEST_F(limits, max_bytes_cap)
 	ASSERT_EQ(0, gps_alloc(self->fd, &b, 1 << 20, GPS_MEM_CONVENTIONAL,
 			       0, 0, 0));
 	ASSERT_EQ(replicas + 256, gps_knob("replica_pages"));
+	ASSERT_EQ(0, gps_free(self->fd, &b));
+}
+
+/* A tight per-node budget: allocation works, missing copies counted. */
+TEST_F(limits, node_budget_oversubscription)
+{
+	int pages = 16, nr = self->nr, d, p, missing = 0;
+	long long failed0 = gps_stat_sum(self->fd, "subscribe_failed");
+	struct gps_advise_args adv;
+	struct gps_buf b;
+
+	if (nr < 2)
+		SKIP(return, "needs two devices");
+	/* Room for 12 pages per node: every page fits somewhere. */
+	ASSERT_EQ(0, gps_set_knob("node_max_bytes", 12 * PG));
+	ASSERT_EQ(0, gps_alloc(self->fd, &b, pages * PG, GPS_MEM_GPS, 0, 0,
+			       PG));
+	for (p = 0; p < pages; p++) {
+		uint64_t s = gps_subs(self->fd, &b, p);
+
+		ASSERT_NE(0, s);
+		missing += nr - __builtin_popcountll(s);
+	}
+	ASSERT_GT(missing, 0);
+	ASSERT_EQ(missing, gps_stat_sum(self->fd, "subscribe_failed") - failed0);
+	/* Over-budget devices read remotely and get correct values. */
+	for (d = 0; d < nr; d++)
+		ASSERT_NE(NULL, gps_map(self->fd, &b, d));
+	for (p = 0; p < pages; p++)
+		((volatile uint64_t *)b.view[p % nr])[p * PG / 8] = p + 1000;
+	ASSERT_EQ(0, gps_fence(self->fd, GPS_FENCE_ALL, NULL));
+	for (d = 0; d < nr; d++)
+		for (p = 0; p < pages; p++)
+			ASSERT_EQ(p + 1000,
+				  ((volatile uint64_t *)b.view[d])[p * PG / 8]);
+	/* Subscribing over budget is a hint that fails softly. */
+	ASSERT_EQ(0, gps_advise(self->fd, &b, 0, pages * PG,
+				GPS_ADVISE_SUBSCRIBE, nr - 1, &adv));
+	ASSERT_GT(adv.pages_failed, 0);
 	ASSERT_EQ(0, gps_free(self->fd, &b));
 }
 
@@ -293,7 +330,8 @@ TEST_F(limits, unprivileged_user)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
-	ASSERT_EQ(self->knobs.queue_capacity, gps_knob("queue_capacity"));
+	ASSERT_EQ(gps_knob_saved(&self->knobs, "queue_capacity"),
+		  gps_knob("queue_capacity"));
 }
 
 /* Another process's allocation cannot be mapped through its own file. */

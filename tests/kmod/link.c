@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Description: the link model across devices.  The devices' links carry
- * a release's pushes at the same time: a fence of several devices costs
- * the slowest link and one link latency, not their sum.
+ * Description: the link model (link_bandwidth, link_latency_ns).  A fence
+ * takes at least its bytes / bandwidth and pushes exactly its bytes; the
+ * latency is paid by a fence that pushed, not by an empty one; out of
+ * range values are refused.  The devices' links carry a release's pushes
+ * at the same time: a fence of several devices costs the slowest link
+ * and one link latency, not their sum.
  */
 #include "kselftest_harness.h"
 #include "gps_test.h"
@@ -12,40 +15,85 @@
 #define BW	2500000		/* bytes/s: 1 MiB takes 0.42 s */
 
 FIXTURE(link) {
-	int fd;
-	int nr;
-	struct gps_knob_save knobs;
-	struct gps_buf b;
+	struct gps_fixture;
 };
 
 FIXTURE_SETUP(link)
 {
-	int d;
+	static const char *const knobs[] = {
+		"harvest_interval_us", "link_bandwidth", "link_latency_ns",
+		NULL,
+	};
 
-	self->fd = open(GPS_DEV, O_RDWR);
-	if (self->fd < 0)
-		SKIP(return, "no " GPS_DEV);
-	self->nr = gps_nr_devices(self->fd);
-	if (self->nr < 2)
-		SKIP(return, "needs two devices");
-	ASSERT_EQ(0, gps_knob_save(&self->knobs, "harvest_interval_us"));
-	ASSERT_EQ(0, gps_knob_save(&self->knobs, "link_bandwidth"));
-	ASSERT_EQ(0, gps_knob_save(&self->knobs, "link_latency_ns"));
+	if (gps_fixture_setup(_metadata, gps_fx(self), 2, knobs))
+		return;
 	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 0));
 	/* device d writes its own MiB; everybody subscribes to all */
-	ASSERT_EQ(0, gps_alloc(self->fd, &self->b, self->nr * LEN,
-			       GPS_MEM_GPS, 0, 0, PG));
-	for (d = 0; d < self->nr; d++)
-		ASSERT_NE(NULL, gps_map(self->fd, &self->b, d));
+	gps_fixture_alloc(_metadata, gps_fx(self), self->nr * LEN, PG,
+			  self->nr);
 }
 
 FIXTURE_TEARDOWN(link)
 {
-	if (self->fd < 0 || self->nr < 2)
-		return;
-	gps_knob_restore_saved(&self->knobs);
-	EXPECT_EQ(0, gps_free(self->fd, &self->b));
-	EXPECT_EQ(0, close(self->fd));
+	gps_fixture_teardown(_metadata, gps_fx(self));
+}
+
+static double fence_time(int fd, struct gps_buf *b, size_t len, int val,
+			 struct gps_fence_args *f)
+{
+	struct timespec t0, t1;
+
+	memset(b->view[0], val, len);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (gps_fence(fd, 0, f))
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+}
+
+/* The link model: a fence takes at least bytes / bandwidth; exact bytes. */
+TEST_F(link, link_model_bandwidth)
+{
+	size_t len = 4 << 20;
+	struct timespec t0, t1;
+	struct gps_fence_args f;
+	double slow, fast;
+	struct gps_buf b;
+
+	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 0));
+	ASSERT_EQ(0, gps_alloc(self->fd, &b, len, GPS_MEM_GPS,
+			       GPS_ALLOC_MANUAL, 0, PG));
+	ASSERT_EQ(0, gps_advise(self->fd, &b, 0, len, GPS_ADVISE_SUBSCRIBE, 1,
+				NULL));
+	ASSERT_NE(NULL, gps_map(self->fd, &b, 0));
+
+	/*
+	 * Lower bounds are exact; the comparisons with the unthrottled run
+	 * leave room for a loaded machine.
+	 */
+	ASSERT_EQ(0, gps_set_knob("link_bandwidth", 10000000));
+	slow = fence_time(self->fd, &b, len, 1, &f);
+	ASSERT_EQ(len, f.bytes_pushed);
+	ASSERT_GE(slow, (double)len / 10000000);
+
+	ASSERT_EQ(0, gps_set_knob("link_bandwidth", 0));
+	fast = fence_time(self->fd, &b, len, 2, &f);
+	ASSERT_EQ(len, f.bytes_pushed);
+	ASSERT_LT(fast, slow);
+
+	/* Latency: paid by a fence that pushed, not by an empty one. */
+	ASSERT_EQ(0, gps_set_knob("link_latency_ns", 500000000));
+	ASSERT_GE(fence_time(self->fd, &b, 4096, 3, &f), 0.5);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ASSERT_EQ(0, gps_fence(self->fd, 0, &f));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ASSERT_EQ(0, f.bytes_pushed);
+	ASSERT_LT(t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) * 1e-9,
+		  0.5);
+	/* Out of range values are refused. */
+	ASSERT_EQ(-EINVAL, gps_set_knob("link_bandwidth", 999));
+	ASSERT_EQ(-EINVAL, gps_set_knob("link_latency_ns", 2000000000LL));
+	ASSERT_EQ(0, gps_free(self->fd, &b));
 }
 
 static double mask_fence_time(int fd, uint64_t mask, struct gps_fence_args *f)

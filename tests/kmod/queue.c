@@ -14,46 +14,31 @@
 #define SZ	(256 * 1024)
 
 FIXTURE(queue) {
-	int fd;
-	int nr;
+	struct gps_fixture;
 	int node0;
-	struct gps_knob_save saved;
-	struct gps_buf b;
 	volatile unsigned char *p;	/* device 0's view */
 };
 
 FIXTURE_SETUP(queue)
 {
-	static const char * const knobs[] = {
-		"harvest_interval_us", "dirty_wake", "bulk_blocks",
-		"queue_watermark", "queue_capacity", "block_size",
-	};
-	unsigned int i;
-
-	self->fd = open(GPS_DEV, O_RDWR);
-	if (self->fd < 0)
-		SKIP(return, "no " GPS_DEV);
-	self->nr = gps_nr_devices(self->fd);
-	ASSERT_GT(self->nr, 0);
-	self->node0 = gps_node_of(self->fd, 0);
 	/* Restored in reverse: capacity before watermark, as they nest. */
-	for (i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
-		ASSERT_EQ(0, gps_knob_save(&self->saved, knobs[i]));
+	static const char *const knobs[] = {
+		"harvest_interval_us", "dirty_wake", "bulk_blocks",
+		"queue_watermark", "queue_capacity", "block_size", NULL,
+	};
+
+	if (gps_fixture_setup(_metadata, gps_fx(self), 1, knobs))
+		return;
+	self->node0 = gps_node_of(self->fd, 0);
 	/* No proactive pushes unless a test turns them on. */
 	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 0));
-	ASSERT_EQ(0, gps_alloc(self->fd, &self->b, SZ, GPS_MEM_GPS, 0, 0,
-			       GPS_PAGE_64K));
-	self->p = gps_map(self->fd, &self->b, 0);
-	ASSERT_NE(NULL, self->p);
+	gps_fixture_alloc(_metadata, gps_fx(self), SZ, GPS_PAGE_64K, 1);
+	self->p = self->b.view[0];
 }
 
 FIXTURE_TEARDOWN(queue)
 {
-	if (self->fd < 0)
-		return;
-	EXPECT_EQ(0, gps_free(self->fd, &self->b));
-	gps_knob_restore_saved(&self->saved);
-	EXPECT_EQ(0, close(self->fd));
+	gps_fixture_teardown(_metadata, gps_fx(self));
 }
 
 #define STAT(name)	gps_stat(self->node0, name)

@@ -18,12 +18,8 @@
 #define LEN		256
 
 FIXTURE(resub) {
-	int fd;
-	int nr;
+	struct gps_fixture;
 	size_t ps;
-	struct gps_knob_save knobs;
-	const char *policy;
-	struct gps_buf b;
 };
 
 FIXTURE_VARIANT(resub) {
@@ -46,33 +42,20 @@ FIXTURE_VARIANT_ADD(resub, page_64k_thread) {
 
 FIXTURE_SETUP(resub)
 {
-	int d;
+	static const char *const knobs[] = { "harvest_interval_us", NULL };
 
-	self->fd = open(GPS_DEV, O_RDWR);
-	if (self->fd < 0)
-		SKIP(return, "no " GPS_DEV);
-	self->nr = gps_nr_devices(self->fd);
-	ASSERT_GT(self->nr, 0);
+	if (gps_fixture_setup(_metadata, gps_fx(self), 1, knobs))
+		return;
 	self->ps = variant->page_size;
-	ASSERT_EQ(0, gps_knob_save(&self->knobs, "harvest_interval_us"));
-	self->policy = gps_policy();
-	ASSERT_NE(NULL, self->policy);
 	ASSERT_EQ(0, gps_set_knob("harvest_interval_us",
 				  variant->harvest_interval_us));
-	ASSERT_EQ(0, gps_alloc(self->fd, &self->b, NR_PAGES * self->ps,
-			       GPS_MEM_GPS, 0, 0, self->ps));
-	for (d = 0; d < self->nr; d++)
-		ASSERT_NE(NULL, gps_map(self->fd, &self->b, d));
+	gps_fixture_alloc(_metadata, gps_fx(self), NR_PAGES * self->ps,
+			  self->ps, self->nr);
 }
 
 FIXTURE_TEARDOWN(resub)
 {
-	if (self->fd < 0)
-		return;
-	EXPECT_EQ(0, gps_free(self->fd, &self->b));
-	gps_knob_restore_saved(&self->knobs);
-	EXPECT_EQ(0, gps_set_policy(self->policy));
-	EXPECT_EQ(0, close(self->fd));
+	gps_fixture_teardown(_metadata, gps_fx(self));
 }
 
 static void store(struct gps_buf *b, int dev, unsigned char v)

@@ -85,20 +85,9 @@ struct tt_thread {
 	unsigned char *touched[TT_ALLOCS];	/* blocks stored since check */
 };
 
-static uint64_t rnd(struct tt_thread *t)
-{
-	uint64_t x = t->rng;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	t->rng = x;
-	return x * 0x2545F4914F6CDD1DULL;
-}
-
 static uint64_t rnd_below(struct tt_thread *t, uint64_t n)
 {
-	return n ? rnd(t) % n : 0;
+	return n ? rnd(&t->rng) % n : 0;
 }
 
 static void anomaly(const char *fmt, ...)
@@ -491,25 +480,17 @@ static int tt_process(int proc, long seed, long long deadline)
 }
 
 FIXTURE(torture) {
-	int fd;
-	int nr;
-	struct gps_usage start;
+	struct gps_fixture;
 };
 
 FIXTURE_SETUP(torture)
 {
-	self->fd = open(GPS_DEV, O_RDWR);
-	if (self->fd < 0)
-		SKIP(return, "no " GPS_DEV);
-	self->nr = gps_nr_devices(self->fd);
-	ASSERT_GT(self->nr, 0);
-	self->start = gps_usage();
+	gps_fixture_setup(_metadata, gps_fx(self), 1, NULL);
 }
 
 FIXTURE_TEARDOWN(torture)
 {
-	if (self->fd >= 0)
-		EXPECT_EQ(0, close(self->fd));
+	gps_fixture_teardown(_metadata, gps_fx(self));
 }
 
 /*

@@ -20,35 +20,26 @@ _Static_assert(offsetof(struct io_uring_sqe, addr3) ==
 	       offsetof(struct io_uring_sqe, cmd), "cmd area");
 
 FIXTURE(uring) {
-	int fd;
-	int nr;
+	struct gps_fixture;
 	struct io_uring ring;
-	struct gps_saved_knobs knobs;
-	struct gps_buf b;
 };
 
 FIXTURE_SETUP(uring)
 {
-	int d, ret;
+	int ret;
 
-	self->fd = open(GPS_DEV, O_RDWR);
-	if (self->fd < 0)
-		SKIP(return, "no " GPS_DEV);
-	self->nr = gps_nr_devices(self->fd);
-	ASSERT_GT(self->nr, 0);
+	if (gps_fixture_setup(_metadata, gps_fx(self), 1, gps_knobs_common))
+		return;
 	ret = io_uring_queue_init(16, &self->ring, 0);
 	if (ret) {
 		close(self->fd);
 		self->fd = -1;
 		SKIP(return, "io_uring_queue_init: %s", strerror(-ret));
 	}
-	gps_knobs_save(&self->knobs);
 	/* No proactive pushes: only fences publish. */
 	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 0));
-	ASSERT_EQ(0, gps_alloc(self->fd, &self->b, 4 * GPS_PAGE_64K,
-			       GPS_MEM_GPS, 0, 0, GPS_PAGE_64K));
-	for (d = 0; d < self->nr; d++)
-		ASSERT_NE(NULL, gps_map(self->fd, &self->b, d));
+	gps_fixture_alloc(_metadata, gps_fx(self), 4 * GPS_PAGE_64K,
+			  GPS_PAGE_64K, self->nr);
 }
 
 FIXTURE_TEARDOWN(uring)
@@ -56,9 +47,7 @@ FIXTURE_TEARDOWN(uring)
 	if (self->fd < 0)
 		return;
 	io_uring_queue_exit(&self->ring);
-	EXPECT_EQ(0, gps_free(self->fd, &self->b));
-	gps_knobs_restore(&self->knobs);
-	EXPECT_EQ(0, close(self->fd));
+	gps_fixture_teardown(_metadata, gps_fx(self));
 }
 
 /* Queue one fence command (not submitted); 0 or -EBUSY if the SQ is full. */
