@@ -51,6 +51,7 @@ struct gps_version_args {
  * @mem_total: (out) bytes of memory of the node
  * @mem_free: (out) bytes of free memory of the node
  * @replica_pages: (out) pages of GPS replicas held on the node
+ * @pad: must be zero
  * @reserved: must be zero
  */
 struct gps_device_args {
@@ -242,6 +243,7 @@ struct gps_copy_args {
  *	when device d subscribes (holds a replica)
  * @write_faults: (out) capture faults taken on this allocation
  * @pushes: (out) blocks pushed from this allocation
+ * @pad: must be zero
  * @reserved: must be zero
  */
 struct gps_query_args {
