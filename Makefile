@@ -94,6 +94,9 @@ all: modules lib bench tests tools
 # module-debug builds it against the debug kernel's tree (built if needed).
 modules: $(addprefix module-,$(SERIES))
 
+# the debug kernel's module has the debug checks and fault injection
+module-debug: KMOD_FLAGS += CONFIG_GPS_DEBUG=y
+
 module-%: FORCE
 	@kdir=$$(if [ "$*" = debug ]; then tools/gps-debug-kernel kdir; \
 		else tools/gps-kernel headers $*; fi) || exit 1; \

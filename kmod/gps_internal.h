@@ -14,7 +14,7 @@
  *
  * Lock order (outermost first):
  *
- *   gps_knob_lock                      (queue shape changes)
+ *   gps_knob_lock                      (knob changes)
  *     gps_dev.harvest_lock             (several: in device order)
  *       gps_alloc.sub_sem              (write: subscription changes)
  *         page lock of replica pages   (several: ascending, harvest only)
