@@ -56,6 +56,9 @@ void gps_alloc_put(struct gps_alloc *a)
  * gps_alloc_get() - find an allocation of @ctx by handle, with a reference
  * @ctx: the open file
  * @handle: handle from GPS_IOC_ALLOC
+ *
+ * Return: the allocation, with a reference (gps_alloc_put()), or NULL if
+ * @ctx has no allocation @handle.
  */
 struct gps_alloc *gps_alloc_get(struct gps_ctx *ctx, u64 handle)
 {
@@ -75,7 +78,7 @@ struct gps_alloc *gps_alloc_get(struct gps_ctx *ctx, u64 handle)
  * @pgoff: first page of the range in the file
  * @npages: pages in the range
  *
- * Returns the allocation with a reference, or NULL when the range is not
+ * Return: the allocation, with a reference, or NULL when the range is not
  * entirely inside one view of one live allocation of @ctx.
  */
 struct gps_alloc *gps_alloc_find_view(struct gps_ctx *ctx, pgoff_t pgoff,
@@ -155,6 +158,12 @@ static int gps_populate(struct gps_alloc *a, bool all)
  * gps_alloc_create() - GPS_IOC_ALLOC
  * @ctx: the open file
  * @args: checked for reserved fields by the caller
+ *
+ * Return: 0, with the handle, offset, view stride, size and page size in
+ * @args; -EINVAL for a bad kind, flags, home, page size or a zero size;
+ * -ENOMEM for a size beyond the machine's memory, when memory runs out or
+ * when a page fits on no node; -EINTR if killed while the replicas were
+ * made; -ENOSPC when the file offsets run out.
  */
 int gps_alloc_create(struct gps_ctx *ctx, struct gps_alloc_args *args)
 {
@@ -278,7 +287,7 @@ void gps_alloc_kill(struct gps_alloc *a)
  * @ctx: the open file
  * @handle: allocation to free
  *
- * Returns -EINVAL for a handle that is not (or no longer) allocated.
+ * Return: 0, or -EINVAL for a handle that is not (or no longer) allocated.
  */
 int gps_alloc_free(struct gps_ctx *ctx, u64 handle)
 {
@@ -312,6 +321,9 @@ bool gps_range_ok(struct gps_alloc *a, u64 offset, u64 length)
  * gps_query() - GPS_IOC_QUERY: geometry, counters and subscriber masks
  * @ctx: the open file
  * @args: the request; nr_pages is cut to the pages that exist
+ *
+ * Return: 0; -EINVAL for an unknown or freed allocation or a first page
+ * past its end, -ENOMEM, or -EFAULT if the masks cannot be copied out.
  */
 int gps_query(struct gps_ctx *ctx, struct gps_query_args *args)
 {
