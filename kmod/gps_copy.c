@@ -130,6 +130,10 @@ int gps_write(struct gps_ctx *ctx, struct gps_copy_args *args)
  * gps_read() - GPS_IOC_READ: copy out what one device's view holds
  * @ctx: the open file
  * @args: the request
+ *
+ * Return: 0; -EINVAL for a bad device, an unknown or freed allocation or
+ * a range outside it, -ENOMEM, or -EFAULT if the bytes cannot be copied
+ * out.
  */
 int gps_read(struct gps_ctx *ctx, struct gps_copy_args *args)
 {
