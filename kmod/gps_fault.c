@@ -178,6 +178,9 @@ const struct vm_operations_struct gps_vm_ops = {
  * @vma: the new mapping; shared, within one view of one allocation
  *
  * Private mappings are refused: a private copy would never be published.
+ *
+ * Return: 0, or -EINVAL for a private mapping or one that is not inside
+ * one view of one live allocation of the file.
  */
 int gps_mmap(struct file *file, struct vm_area_struct *vma)
 {
