@@ -58,7 +58,7 @@ static int gps_fence_one(struct gps_dev *dev, struct gps_fence_stats *st)
  * fence then waits once, for the link that finishes last, and pays the
  * link latency once if anything was pushed.
  *
- * Returns 0, or -EINTR if a fatal signal arrived while waiting.
+ * Return: 0, or -EINTR if a fatal signal arrived while waiting.
  */
 int gps_fence_devices(u64 mask, struct gps_fence_stats *st)
 {
@@ -94,7 +94,7 @@ int gps_fence_devices(u64 mask, struct gps_fence_stats *st)
  * @device: device index, or GPS_FENCE_ALL for a system-wide release
  * @st: statistics of the work this fence did
  *
- * Returns 0, or -EINTR if a fatal signal arrived while waiting.
+ * Return: 0, or -EINTR if a fatal signal arrived while waiting.
  */
 int gps_fence(int device, struct gps_fence_stats *st)
 {
@@ -109,6 +109,9 @@ int gps_fence(int device, struct gps_fence_stats *st)
  * @killable: give up with -EINTR on a fatal signal
  *
  * Held around changes to subscriber sets, replicas and queue shapes.
+ *
+ * Return: 0 with every harvest_lock held, or -EINTR with none held if
+ * @killable and a fatal signal arrived.
  */
 int gps_lock_all(bool killable)
 {
@@ -159,6 +162,9 @@ void gps_drain_all_locked(struct gps_fence_stats *st)
  *
  * Every queue is drained first, so no published store is lost.  On
  * failure the old queues stay.  Caller holds gps_knob_lock.
+ *
+ * Return: 0, -ENOMEM, or -EINTR if a fatal signal arrived while taking
+ * the harvest_locks.
  */
 int gps_queues_reconfigure(unsigned int capacity, unsigned int watermark,
 			   unsigned int block_size)
