@@ -31,6 +31,8 @@
  * @capacity: entries
  * @watermark: occupancy above which the oldest entry is pushed
  * @block_size: bytes per entry, a power of two from 64 to PAGE_SIZE
+ *
+ * Return: 0, or -ENOMEM (nothing left allocated).
  */
 int gps_queue_init(struct gps_queue *q, int nid, unsigned int capacity,
 		   unsigned int watermark, unsigned int block_size)
@@ -90,8 +92,10 @@ static void gps_queue_assert(struct gps_dev *dev)
 }
 
 /**
- * gps_queue_oldest() - the least recently added entry, or NULL
+ * gps_queue_oldest() - the least recently added entry
  * @dev: device, harvest_lock held
+ *
+ * Return: the entry, or NULL if the queue is empty.
  */
 struct gps_qentry *gps_queue_oldest(struct gps_dev *dev)
 {
@@ -124,7 +128,7 @@ void gps_queue_release(struct gps_dev *dev, struct gps_qentry *e)
  * @mask: changed bytes, block_size bits
  * @data: the block's bytes
  *
- * Returns true on a coalescing hit; false if the block has no entry, and
+ * Return: true on a coalescing hit; false if the block has no entry, and
  * then nothing changed.
  */
 bool gps_queue_merge(struct gps_dev *dev, struct gps_alloc *a, u64 block,
