@@ -32,7 +32,7 @@
  * waiting in its source would otherwise be pushed into the new replica
  * later, over a newer store made there (see gps_quiesce()).
  *
- * Returns 1 if subscribed, 0 if it was already, -ENOMEM if @dev's node
+ * Return: 1 if subscribed, 0 if it was already, -ENOMEM if @dev's node
  * cannot hold the replica (counted, the page stays as it was).
  */
 int gps_subscribe_page(struct gps_alloc *a, unsigned long g, int dev)
@@ -138,6 +138,11 @@ static int gps_collapse_page(struct gps_alloc *a, unsigned long g, int dev)
  * Unsubscribing the last subscriber of any page fails with -EBUSY and
  * changes nothing.  A replica that cannot be allocated leaves the device
  * unsubscribed from that page and is counted, not an error.
+ *
+ * Return: 0; -EINVAL for bad advice or device, an unknown or freed
+ * allocation, advice other than collapse on conventional memory or a
+ * range that is not whole GPS pages inside the allocation; -EBUSY; -EINTR
+ * if a fatal signal arrived while taking the harvest_locks.
  */
 int gps_advise(struct gps_ctx *ctx, struct gps_advise_args *args)
 {
