@@ -77,6 +77,8 @@ static int gps_thread_fn(void *arg)
 /**
  * gps_thread_start() - start the push thread of a device on its node
  * @dev: device
+ *
+ * Return: 0, or the error of kthread_create_on_node().
  */
 int gps_thread_start(struct gps_dev *dev)
 {
