@@ -89,8 +89,10 @@ static bool gps_charge(int dev, unsigned int nr)
  * @zero: zero the pages (a first copy); else the caller fills them
  *
  * Pages come from @dev's node only and are charged to the caller's memory
- * cgroup.  Returns NULL when the node cannot hold the copy or the sysfs
- * cap on replica memory is reached: callers treat that as "not
+ * cgroup.
+ *
+ * Return: the replica, or NULL when the node cannot hold the copy or the
+ * sysfs cap on replica memory is reached: callers treat that as "not
  * subscribed", never as a failure of the program.
  */
 struct gps_replica *gps_replica_alloc(struct gps_alloc *a, unsigned long gidx,
@@ -168,6 +170,9 @@ void gps_replica_free(struct gps_replica *r)
  * @view: device whose view faults
  *
  * Caller holds sub_sem (either side) or every harvest_lock.
+ *
+ * Return: @view's own replica if it subscribes, else the nearest one (by
+ * node distance), or NULL if the page has none.
  */
 struct gps_replica *gps_view_replica(struct gps_alloc *a, struct gps_gpage *gp,
 				     int view)
