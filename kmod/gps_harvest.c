@@ -246,7 +246,8 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
  *
  * Replicas dirtied again while this runs go to the tail of the list, so a
  * budget of the list's length at entry covers every store made before.
- * Returns the number of replicas harvested.
+ *
+ * Return: the number of replicas harvested.
  */
 unsigned long gps_harvest(struct gps_dev *dev, unsigned long budget,
 			  u64 min_age, struct gps_fence_stats *st)
