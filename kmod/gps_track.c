@@ -132,7 +132,7 @@ static int gps_track_one(struct gps_alloc *a, struct gps_track_args *args)
  * @ctx: the open file whose automatic allocations are concerned
  * @args: the request; the counters are filled in
  *
- * Returns -EINVAL for an unknown op, STOP while not tracking or START
+ * Return: 0; -EINVAL for an unknown op, STOP while not tracking or START
  * while tracking; -EINTR if killed midway (allocations done so far stay
  * as they are, all correct).
  */
