@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 #define GPSU_VERSION_MAJOR	0
-#define GPSU_VERSION_MINOR	2
+#define GPSU_VERSION_MINOR	3
 
 /* Helpers defined in this header are marked with this macro. */
 #ifndef GPSU_INLINE
@@ -264,11 +264,146 @@ gpsDim3 gpsBlockIdx(void);
 gpsDim3 gpsBlockDim(void);
 gpsDim3 gpsGridDim(void);
 
+/*
+ * Kernels defined with GPS_KERNEL: no per-thread call.
+ *
+ *	GPS_KERNEL(saxpy, struct saxpy_args, a)
+ *	{
+ *		unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+ *
+ *		if (i < a->n)
+ *			a->y[i] += a->alpha * a->x[i];
+ *	}
+ *	...
+ *	gpsLaunch(&saxpy, grid, block, GPS_ARGS(&args, ...), 0, stream);
+ *
+ * GPS_KERNEL(name, T, a) defines `const gpsKernel name`; the body sees
+ * `T *a`, the launch's copy of the argument block. The library runs
+ * batches of blocks per worker; for each block a loop over its threads
+ * (z, y, x) calls the body, which the compiler inlines: the coordinates
+ * are loop variables, not function calls. Such a kernel must not call
+ * gpsSyncThreads (the launch fails with gpsErrorLaunchFailure).
+ *
+ * GPS_KERNEL_SYNC(name, T, a) defines a kernel whose threads may call
+ * gpsSyncThreads(): each thread of a block runs as a fiber on the worker
+ * that runs the block; the barrier switches to the next thread of the
+ * block (tens of nanoseconds), so every thread reaches the barrier before
+ * any goes on. Only kernels defined so pay for fibers.
+ *
+ * The _SHARED forms add static shared memory: the body also sees `S *s`,
+ * one S per block. gpsSharedMem() is the dynamic part (sharedMemBytes at
+ * launch, 16-byte aligned, after the static part). Static plus dynamic is
+ * at most GPS_MAX_SHARED_MEM_PER_BLOCK bytes. Shared memory is not zeroed.
+ *
+ * Inside a body, gpsThreadIdx() (threadIdx) and the others read the
+ * body's own coordinates; a helper function called from the body that is
+ * not inlined into it sees the block's coordinates through the
+ * functions, and thread (0, 0, 0) for GPS_KERNEL: pass it the indices.
+ */
+#define GPS_MAX_SHARED_MEM_PER_BLOCK	(48u * 1024)
+
+/* What a thread of a GPS_KERNEL body knows. */
+typedef struct gpsThreadCtx {
+	gpsDim3 tIdx, bIdx, bDim, gDim;	/* threadIdx ... gridDim */
+	void *shared;		/* static shared memory of the block */
+	void *dynShared;	/* dynamic shared memory of the block */
+} gpsThreadCtx;
+
+/* gpsKernel.flags */
+#define gpsKernelSync	0x1u	/* threads are fibers: gpsSyncThreads */
+
+/* A kernel as GPS_KERNEL defines it; fill it only through the macros. */
+typedef struct gpsKernel {
+	unsigned int flags;
+	size_t staticShared;
+	/* runs blocks [first, first + count) (linear indices) */
+	void (*blocks)(const gpsThreadCtx *c, unsigned long long first,
+		       unsigned long long count, void *args);
+	/* runs thread c->tIdx of block c->bIdx (gpsKernelSync) */
+	void (*thread)(const gpsThreadCtx *c, void *args);
+	const char *name;
+} gpsKernel;
+
+gpsError_t gpsLaunch(const gpsKernel *kernel, gpsDim3 grid, gpsDim3 block,
+		     const gpsKernelArgs *args, size_t sharedMemBytes,
+		     gpsStream_t stream);
+
+/* Block barrier of a GPS_KERNEL_SYNC kernel (CUDA's __syncthreads). */
+void gpsSyncThreads(void);
+/* Dynamic shared memory of the calling thread's block (extern __shared__);
+ * NULL outside a gpsLaunch kernel or when none was asked for. */
+void *gpsSharedMem(void);
+
+/* Outside a GPS_KERNEL body these are null: the calls go to the library. */
+static const gpsThreadCtx *const gpsu_k__ __attribute__((unused)) = 0;
+static const gpsDim3 gpsu_tid__ __attribute__((unused)) = { 0, 0, 0 };
+
+#define gpsThreadIdx()	(gpsu_k__ ? gpsu_tid__ : (gpsThreadIdx)())
+#define gpsBlockIdx()	(gpsu_k__ ? gpsu_k__->bIdx : (gpsBlockIdx)())
+#define gpsBlockDim()	(gpsu_k__ ? gpsu_k__->bDim : (gpsBlockDim)())
+#define gpsGridDim()	(gpsu_k__ ? gpsu_k__->gDim : (gpsGridDim)())
+#define gpsSharedMem()	(gpsu_k__ ? gpsu_k__->dynShared : (gpsSharedMem)())
+
+GPSU_INLINE void gpsu_block_idx(gpsThreadCtx *c, unsigned long long b)
+{
+	unsigned long long gxy = (unsigned long long)c->gDim.x *
+				 c->gDim.y;
+
+	c->bIdx.x = (unsigned int)(b % c->gDim.x);
+	c->bIdx.y = (unsigned int)((b / c->gDim.x) % c->gDim.y);
+	c->bIdx.z = (unsigned int)(b / gxy);
+}
+
+#define GPSU_KERNEL_(name, T, a, S, s, ssize, kflags)			\
+static inline __attribute__((always_inline)) void			\
+name##_gpsu_body(const gpsThreadCtx *gpsu_k__, gpsDim3 gpsu_tid__,	\
+		 T *a, S *s);						\
+static void name##_gpsu_blocks(const gpsThreadCtx *c__,		\
+			       unsigned long long b__,			\
+			       unsigned long long n__, void *a__)	\
+{									\
+	gpsThreadCtx k__ = *c__;					\
+	unsigned int x__, y__, z__;					\
+									\
+	for (; n__; n__--, b__++) {					\
+		gpsu_block_idx(&k__, b__);				\
+		for (z__ = 0; z__ < k__.bDim.z; z__++)		\
+			for (y__ = 0; y__ < k__.bDim.y; y__++)	\
+				for (x__ = 0; x__ < k__.bDim.x; x__++) \
+					name##_gpsu_body(&k__,		\
+						gpsDim(x__, y__, z__),	\
+						(T *)a__, (S *)k__.shared); \
+	}								\
+}									\
+static void name##_gpsu_thread(const gpsThreadCtx *c__, void *a__)	\
+{									\
+	name##_gpsu_body(c__, c__->tIdx, (T *)a__, (S *)c__->shared); \
+}									\
+const gpsKernel name = { (kflags), (ssize), name##_gpsu_blocks,	\
+			 name##_gpsu_thread, #name };			\
+static inline __attribute__((always_inline)) void			\
+name##_gpsu_body(const gpsThreadCtx *gpsu_k__ __attribute__((unused)), \
+		 gpsDim3 gpsu_tid__ __attribute__((unused)),		\
+		 T *a __attribute__((unused)),				\
+		 S *s __attribute__((unused)))
+
+#define GPS_KERNEL(name, T, a)						\
+	GPSU_KERNEL_(name, T, a, void, gpsu_ns__, 0, 0)
+#define GPS_KERNEL_SHARED(name, T, a, S, s)				\
+	GPSU_KERNEL_(name, T, a, S, s, sizeof(S), 0)
+#define GPS_KERNEL_SYNC(name, T, a)					\
+	GPSU_KERNEL_(name, T, a, void, gpsu_ns__, 0, gpsKernelSync)
+#define GPS_KERNEL_SYNC_SHARED(name, T, a, S, s)			\
+	GPSU_KERNEL_(name, T, a, S, s, sizeof(S), gpsKernelSync)
+/* Declares a kernel defined in another file. */
+#define GPS_KERNEL_DECLARE(name)	extern const gpsKernel name
+
 #ifdef GPSU_CUDA_NAMES
 #define threadIdx	(gpsThreadIdx())
 #define blockIdx	(gpsBlockIdx())
 #define blockDim	(gpsBlockDim())
 #define gridDim		(gpsGridDim())
+#define __syncthreads()	gpsSyncThreads()
 #endif
 
 /* ------------------------------------------------------------------ */
@@ -373,6 +508,129 @@ GPSU_INLINE void gpsAtomicStoreSystem(int *p, int v)
 	gpsMemSystemScope(p, sizeof(*p));
 	__atomic_store_n(p, v, __ATOMIC_SEQ_CST);
 }
+
+/* ------------------------------------------------------------------ */
+/* Device-scope atomics                                                */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Device scope (CUDA's atomicAdd and its kin): the CPU's own atomic
+ * instruction on the address, sequentially consistent, no library call.
+ * They are atomic among the threads of every kernel that reach the same
+ * memory: on conventional, host and managed memory that is every device;
+ * on GPS memory each device's atomics act on its own replica, whose
+ * stores are published at the next release (Documentation/
+ * memory-model.rst): racing read-modify-writes from several devices on
+ * one GPS page need system scope (gpsAtomic*System, gpsMemSystemScope).
+ *
+ * Each returns the old value. Typed forms: suffix I (int), U (unsigned
+ * int), U64 (unsigned long long), F (float), D (double); in C11 the
+ * names without suffix pick the form from the pointer's type. And, Or
+ * and Xor exist for the integer types only; float and double Add, Min
+ * and Max are compare-exchange loops on the bits.
+ */
+#define GPSU_SC_	__ATOMIC_SEQ_CST
+#define GPSU_ATOMIC_CAS_LOOP_(sfx, T, UT, name, expr)			\
+GPSU_INLINE T gpsAtomic##name##sfx(T *p, T v)				\
+{									\
+	union { T f; UT u; } o, n;					\
+									\
+	o.u = __atomic_load_n((UT *)p, __ATOMIC_RELAXED);		\
+	do {								\
+		n.f = (expr);						\
+	} while (!__atomic_compare_exchange_n((UT *)p, &o.u, n.u, 0,	\
+					      GPSU_SC_, __ATOMIC_RELAXED)); \
+	return o.f;							\
+}
+#define GPSU_ATOMIC_COMMON_(sfx, T)					\
+GPSU_INLINE T gpsAtomicExch##sfx(T *p, T v)				\
+{									\
+	T old;								\
+									\
+	__atomic_exchange(p, &v, &old, GPSU_SC_);			\
+	return old;							\
+}									\
+GPSU_INLINE T gpsAtomicCAS##sfx(T *p, T expected, T desired)		\
+{									\
+	__atomic_compare_exchange(p, &expected, &desired, 0, GPSU_SC_,	\
+				  GPSU_SC_);				\
+	return expected;						\
+}
+#define GPSU_ATOMIC_INT_(sfx, T)					\
+GPSU_INLINE T gpsAtomicAdd##sfx(T *p, T v)				\
+{ return __atomic_fetch_add(p, v, GPSU_SC_); }				\
+GPSU_INLINE T gpsAtomicSub##sfx(T *p, T v)				\
+{ return __atomic_fetch_sub(p, v, GPSU_SC_); }				\
+GPSU_INLINE T gpsAtomicAnd##sfx(T *p, T v)				\
+{ return __atomic_fetch_and(p, v, GPSU_SC_); }				\
+GPSU_INLINE T gpsAtomicOr##sfx(T *p, T v)				\
+{ return __atomic_fetch_or(p, v, GPSU_SC_); }				\
+GPSU_INLINE T gpsAtomicXor##sfx(T *p, T v)				\
+{ return __atomic_fetch_xor(p, v, GPSU_SC_); }				\
+GPSU_INLINE T gpsAtomicMin##sfx(T *p, T v)				\
+{									\
+	T o = __atomic_load_n(p, __ATOMIC_RELAXED);			\
+									\
+	while (v < o && !__atomic_compare_exchange_n(p, &o, v, 0,	\
+					GPSU_SC_, __ATOMIC_RELAXED))	\
+		;							\
+	return o;							\
+}									\
+GPSU_INLINE T gpsAtomicMax##sfx(T *p, T v)				\
+{									\
+	T o = __atomic_load_n(p, __ATOMIC_RELAXED);			\
+									\
+	while (v > o && !__atomic_compare_exchange_n(p, &o, v, 0,	\
+					GPSU_SC_, __ATOMIC_RELAXED))	\
+		;							\
+	return o;							\
+}									\
+GPSU_ATOMIC_COMMON_(sfx, T)
+#define GPSU_ATOMIC_FP_(sfx, T, UT)					\
+GPSU_ATOMIC_CAS_LOOP_(sfx, T, UT, Add, o.f + v)				\
+GPSU_ATOMIC_CAS_LOOP_(sfx, T, UT, Sub, o.f - v)				\
+GPSU_ATOMIC_CAS_LOOP_(sfx, T, UT, Min, v < o.f ? v : o.f)		\
+GPSU_ATOMIC_CAS_LOOP_(sfx, T, UT, Max, v > o.f ? v : o.f)		\
+GPSU_ATOMIC_COMMON_(sfx, T)
+
+GPSU_ATOMIC_INT_(I, int)
+GPSU_ATOMIC_INT_(U, unsigned int)
+GPSU_ATOMIC_INT_(U64, unsigned long long)
+GPSU_ATOMIC_FP_(F, float, uint32_t)
+GPSU_ATOMIC_FP_(D, double, uint64_t)
+
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define GPSU_PICK_(p, op)						\
+	_Generic((p), int *: gpsAtomic##op##I,				\
+		 unsigned int *: gpsAtomic##op##U,			\
+		 unsigned long long *: gpsAtomic##op##U64,		\
+		 float *: gpsAtomic##op##F,				\
+		 double *: gpsAtomic##op##D)
+#define GPSU_PICK_INT_(p, op)						\
+	_Generic((p), int *: gpsAtomic##op##I,				\
+		 unsigned int *: gpsAtomic##op##U,			\
+		 unsigned long long *: gpsAtomic##op##U64)
+#define gpsAtomicAdd(p, v)	GPSU_PICK_(p, Add)(p, v)
+#define gpsAtomicSub(p, v)	GPSU_PICK_(p, Sub)(p, v)
+#define gpsAtomicMin(p, v)	GPSU_PICK_(p, Min)(p, v)
+#define gpsAtomicMax(p, v)	GPSU_PICK_(p, Max)(p, v)
+#define gpsAtomicExch(p, v)	GPSU_PICK_(p, Exch)(p, v)
+#define gpsAtomicCAS(p, e, d)	GPSU_PICK_(p, CAS)(p, e, d)
+#define gpsAtomicAnd(p, v)	GPSU_PICK_INT_(p, And)(p, v)
+#define gpsAtomicOr(p, v)	GPSU_PICK_INT_(p, Or)(p, v)
+#define gpsAtomicXor(p, v)	GPSU_PICK_INT_(p, Xor)(p, v)
+#ifdef GPSU_CUDA_NAMES
+#define atomicAdd	gpsAtomicAdd
+#define atomicSub	gpsAtomicSub
+#define atomicMin	gpsAtomicMin
+#define atomicMax	gpsAtomicMax
+#define atomicExch	gpsAtomicExch
+#define atomicCAS	gpsAtomicCAS
+#define atomicAnd	gpsAtomicAnd
+#define atomicOr	gpsAtomicOr
+#define atomicXor	gpsAtomicXor
+#endif
+#endif
 
 #ifdef __cplusplus
 }

@@ -109,6 +109,8 @@ struct gpsu_tls {
 	int kdevice;		/* device the kernel runs on */
 	gpsError_t last_err;
 	gpsDim3 thread_idx, block_idx, block_dim, grid_dim;
+	void *shared_dyn;	/* gpsSharedMem outside a GPS_KERNEL body */
+	int bad_sync;		/* gpsSyncThreads where it cannot wait */
 	/* gpsDevicePtr lookup cache (range.c) */
 	uint64_t cache_gen;
 	uintptr_t cache_start, cache_end;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Kernels: gpsLaunchKernel checks the launch, copies the argument block
- * and queues the kernel on a stream (stream.c), whose worker runs it on
- * the device's pool (pool.c); the coordinate functions a kernel calls.
+ * Kernels: gpsLaunchKernel and gpsLaunch check the launch, copy the
+ * argument block and queue the kernel on a stream (stream.c), whose worker
+ * runs it on the device's pool (pool.c); the coordinate, shared-memory and
+ * barrier functions a kernel calls.
  *
  * Argument blocks are copied at launch; listed (or scanned) GPS pointers
  * are rewritten to the launching device's view so that loads hit local
@@ -10,9 +11,11 @@
  * device's view, whose loads may be remote (slower, never wrong).
  */
 #define _GNU_SOURCE
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fiber.h"
 #include "range.h"
 #include "stream.h"
 
@@ -58,9 +61,9 @@ static void gpsu_translate_at(char *copy, size_t off, int device)
 	memcpy(copy + off, &p, sizeof(p));
 }
 
-GPSU_API gpsError_t gpsLaunchKernel(gpsKernel_t fn, gpsDim3 grid,
-				    gpsDim3 block, const gpsKernelArgs *args,
-				    gpsStream_t stream)
+static gpsError_t gpsu_launch(gpsKernel_t fn, const gpsKernel *k,
+			      size_t shared, gpsDim3 grid, gpsDim3 block,
+			      const gpsKernelArgs *args, gpsStream_t stream)
 {
 	struct gpsStream *s;
 	struct gpsu_launch l;
@@ -71,9 +74,19 @@ GPSU_API gpsError_t gpsLaunchKernel(gpsKernel_t fn, gpsDim3 grid,
 	err = gpsu_init();
 	if (err)
 		return gpsu_ret(err);
-	if (!fn)
+	if (!fn && !k)
 		return gpsu_ret(gpsErrorInvalidValue);
 	GPSU_NOT_IN_KERNEL();	/* no dynamic parallelism */
+	if (k && (!k->blocks || !k->thread || (k->flags & ~gpsKernelSync)))
+		return gpsu_ret(gpsErrorInvalidValue);
+	if (k && (k->staticShared > GPS_MAX_SHARED_MEM_PER_BLOCK ||
+		  shared > GPS_MAX_SHARED_MEM_PER_BLOCK - k->staticShared)) {
+		fprintf(stderr,
+			"libgpsu: gpsLaunch(%s): %zu bytes of static and %zu of dynamic shared memory per block, more than GPS_MAX_SHARED_MEM_PER_BLOCK (%u)\n",
+			k->name ? k->name : "?", k->staticShared, shared,
+			GPS_MAX_SHARED_MEM_PER_BLOCK);
+		return gpsu_ret(gpsErrorInvalidValue);
+	}
 	err = gpsu_check_config(grid, block);
 	if (!err)
 		err = gpsu_check_args(args);
@@ -89,6 +102,8 @@ GPSU_API gpsError_t gpsLaunchKernel(gpsKernel_t fn, gpsDim3 grid,
 
 	memset(&l, 0, sizeof(l));
 	l.fn = fn;
+	l.k = k;
+	l.shared_dyn = shared;
 	l.grid = grid;
 	l.block = block;
 	l.device = gpsu_stream_device(s);
@@ -115,22 +130,62 @@ GPSU_API gpsError_t gpsLaunchKernel(gpsKernel_t fn, gpsDim3 grid,
 	return gpsu_ret(err);
 }
 
-GPSU_API gpsDim3 gpsThreadIdx(void)
+GPSU_API gpsError_t gpsLaunchKernel(gpsKernel_t fn, gpsDim3 grid,
+				    gpsDim3 block, const gpsKernelArgs *args,
+				    gpsStream_t stream)
+{
+	if (!fn)
+		return gpsu_ret(gpsErrorInvalidValue);
+	return gpsu_launch(fn, NULL, 0, grid, block, args, stream);
+}
+
+GPSU_API gpsError_t gpsLaunch(const gpsKernel *kernel, gpsDim3 grid,
+			      gpsDim3 block, const gpsKernelArgs *args,
+			      size_t sharedMemBytes, gpsStream_t stream)
+{
+	if (!kernel)
+		return gpsu_ret(gpsErrorInvalidValue);
+	return gpsu_launch(NULL, kernel, sharedMemBytes, grid, block, args,
+			   stream);
+}
+
+/* The names in parentheses: gpsu.h defines function-like macros of them. */
+GPSU_API gpsDim3 (gpsThreadIdx)(void)
 {
 	return gpsu_tls.thread_idx;
 }
 
-GPSU_API gpsDim3 gpsBlockIdx(void)
+GPSU_API gpsDim3 (gpsBlockIdx)(void)
 {
 	return gpsu_tls.block_idx;
 }
 
-GPSU_API gpsDim3 gpsBlockDim(void)
+GPSU_API gpsDim3 (gpsBlockDim)(void)
 {
 	return gpsu_tls.block_dim;
 }
 
-GPSU_API gpsDim3 gpsGridDim(void)
+GPSU_API gpsDim3 (gpsGridDim)(void)
 {
 	return gpsu_tls.grid_dim;
+}
+
+GPSU_API void *(gpsSharedMem)(void)
+{
+	return gpsu_tls.shared_dyn;
+}
+
+/*
+ * A fiber of a gpsKernelSync block switches to the block's next thread.
+ * Elsewhere a block of one thread has nothing to wait for; a block of
+ * more cannot wait (its threads run one after another): the launch fails.
+ */
+GPSU_API void gpsSyncThreads(void)
+{
+	struct gpsu_tls *t = &gpsu_tls;
+
+	if (gpsu_fiber_yield() || !t->in_kernel)
+		return;
+	if ((uint64_t)t->block_dim.x * t->block_dim.y * t->block_dim.z > 1)
+		t->bad_sync = 1;
 }

@@ -1,10 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
  * The worker pool: per device, one pthread per CPU of the device's NUMA
- * node, pinned there, created at the device's first kernel. The workers
- * take the blocks of a grid one at a time; inside a block the threads run
- * one after another on one worker (no intra-block barrier). A worker's
- * gpsu_tls carries the kernel's device and coordinates.
+ * node, pinned there, created at the device's first kernel.
+ *
+ * gpsLaunchKernel's kernels: the workers take the blocks of a grid one at
+ * a time; inside a block the threads run one after another on one worker,
+ * one call each, gpsu_tls carrying the coordinates.
+ *
+ * gpsLaunch's kernels (GPS_KERNEL): the workers take batches of blocks
+ * and hand each batch to the kernel's own loop (gpsKernel.blocks), which
+ * calls the inlined body per thread with the coordinates as arguments.
+ * gpsKernelSync kernels run each block's threads as fibers (fiber.c).
+ * Each worker keeps one shared-memory buffer, reused by the blocks it
+ * runs, and its fibers' stacks.
  */
 #define _GNU_SOURCE
 #include <numa.h>
@@ -12,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fiber.h"
 #include "pool.h"
 
 struct gpsu_pool {
@@ -25,7 +34,16 @@ struct gpsu_pool {
 	struct gpsu_launch *job;
 	uint64_t nblocks;
 	uint64_t next;			/* next block (atomic) */
+	uint64_t chunk;			/* blocks per take (gpsLaunch) */
 	int active;			/* workers still in the job */
+	gpsError_t err;			/* first worker failure (atomic) */
+};
+
+/* What a worker keeps between kernels. */
+struct gpsu_worker {
+	void *shared;			/* shared memory of its blocks */
+	size_t shared_size;
+	struct gpsu_fibers *fibers;
 };
 
 static pthread_mutex_t gpsu_pool_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -52,8 +70,68 @@ static void gpsu_run_block(struct gpsu_launch *l, uint64_t b)
 	}
 }
 
+static void gpsu_pool_fail(struct gpsu_pool *pool, gpsError_t err)
+{
+	gpsError_t none = gpsSuccess;
+
+	__atomic_compare_exchange_n(&pool->err, &none, err, 0,
+				    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+/* A gpsLaunch kernel: batches of blocks, or blocks of fibers. */
+static void gpsu_run_kernel(struct gpsu_pool *pool, struct gpsu_worker *w,
+			    struct gpsu_launch *l)
+{
+	const gpsKernel *k = l->k;
+	size_t soff = (k->staticShared + 15) & ~(size_t)15;
+	size_t need = soff + l->shared_dyn;
+	gpsThreadCtx c;
+	uint64_t b, n;
+	gpsError_t err;
+
+	if (need > w->shared_size) {
+		void *p;
+
+		if (posix_memalign(&p, 64, need)) {
+			gpsu_pool_fail(pool, gpsErrorMemoryAllocation);
+			return;
+		}
+		free(w->shared);
+		w->shared = p;
+		w->shared_size = need;
+	}
+	memset(&c, 0, sizeof(c));
+	c.bDim = l->block;
+	c.gDim = l->grid;
+	c.shared = k->staticShared ? w->shared : NULL;
+	c.dynShared = l->shared_dyn ? (char *)w->shared + soff : NULL;
+	gpsu_tls.shared_dyn = c.dynShared;
+	if (!(k->flags & gpsKernelSync)) {
+		while ((b = __atomic_fetch_add(&pool->next, pool->chunk,
+					       __ATOMIC_RELAXED)) <
+		       pool->nblocks) {
+			n = pool->nblocks - b;
+			if (n > pool->chunk)
+				n = pool->chunk;
+			k->blocks(&c, b, n, l->args);
+		}
+		return;
+	}
+	while ((b = __atomic_fetch_add(&pool->next, 1, __ATOMIC_RELAXED)) <
+	       pool->nblocks) {
+		gpsu_block_idx(&c, b);
+		gpsu_tls.block_idx = c.bIdx;
+		err = gpsu_fibers_run_block(&w->fibers, k, &c, l->args);
+		if (err) {
+			gpsu_pool_fail(pool, err);
+			return;
+		}
+	}
+}
+
 static void *gpsu_pool_worker(void *arg)
 {
+	struct gpsu_worker w = { NULL, 0, NULL };
 	struct gpsu_pool *pool = arg;
 	struct gpsu_tls *t = &gpsu_tls;
 	struct gpsu_launch *l;
@@ -77,11 +155,18 @@ static void *gpsu_pool_worker(void *arg)
 		t->in_kernel = 1;
 		t->block_dim = l->block;
 		t->grid_dim = l->grid;
-		while ((b = __atomic_fetch_add(&pool->next, 1,
-					       __ATOMIC_RELAXED)) <
-		       pool->nblocks)
-			gpsu_run_block(l, b);
+		t->bad_sync = 0;
+		if (l->k)
+			gpsu_run_kernel(pool, &w, l);
+		else
+			while ((b = __atomic_fetch_add(&pool->next, 1,
+						       __ATOMIC_RELAXED)) <
+			       pool->nblocks)
+				gpsu_run_block(l, b);
+		if (t->bad_sync)
+			gpsu_pool_fail(pool, gpsErrorLaunchFailure);
 		t->in_kernel = 0;
+		t->shared_dyn = NULL;
 		memset(&t->thread_idx, 0, sizeof(t->thread_idx));
 		memset(&t->block_idx, 0, sizeof(t->block_idx));
 		memset(&t->block_dim, 0, sizeof(t->block_dim));
@@ -135,6 +220,7 @@ static struct gpsu_pool *gpsu_pool_create(int device)
 gpsError_t gpsu_pool_run(struct gpsu_launch *l)
 {
 	struct gpsu_pool *pool;
+	gpsError_t err;
 
 	pthread_mutex_lock(&gpsu_pool_lock);
 	pool = gpsu_pools[l->device];
@@ -149,13 +235,18 @@ gpsError_t gpsu_pool_run(struct gpsu_launch *l)
 	pool->job = l;
 	pool->nblocks = (uint64_t)l->grid.x * l->grid.y * l->grid.z;
 	__atomic_store_n(&pool->next, 0, __ATOMIC_RELAXED);
+	pool->chunk = pool->nblocks / ((uint64_t)pool->nthreads * 4);
+	if (!pool->chunk)
+		pool->chunk = 1;
+	pool->err = gpsSuccess;
 	pool->active = pool->nthreads;
 	pool->job_seq++;
 	pthread_cond_broadcast(&pool->cv_work);
 	while (pool->active)
 		pthread_cond_wait(&pool->cv_done, &pool->lock);
 	pool->job = NULL;
+	err = pool->err;
 	pthread_mutex_unlock(&pool->lock);
 	pthread_mutex_unlock(&pool->run_lock);
-	return gpsSuccess;
+	return err;
 }

@@ -10,7 +10,9 @@
 
 /* One kernel launch, as a stream queues it. */
 struct gpsu_launch {
-	gpsKernel_t fn;
+	gpsKernel_t fn;		/* gpsLaunchKernel: called per thread */
+	const gpsKernel *k;	/* gpsLaunch: blocks or fibers */
+	size_t shared_dyn;	/* gpsLaunch: dynamic shared bytes */
 	gpsDim3 grid, block;
 	void *args;		/* per-launch copy, already translated */
 	int device;
