@@ -11,8 +11,12 @@
  *   struct gps_gpage   one GPS page: subscriber set and replicas
  *   struct gps_replica one device's copy of one GPS page: its small pages,
  *                      their twins and dirty bits
+ */
+
+/**
+ * DOC: lock order
  *
- * Lock order (outermost first):
+ * Outermost first::
  *
  *   gps_knob_lock                      (knob changes)
  *     gps_dev.harvest_lock             (several: in device order)
@@ -22,15 +26,17 @@
  *         gps_gpage.lock               (spinlock)
  *           gps_dev.dirty_lock         (spinlock)
  *
- *   mmap_lock (or the VMA lock) -> gps_alloc.sub_sem -> page lock: the
- *   fault paths.  mmap_lock -> gps_ctx.lock: gps_mmap(); gps_ctx.lock
- *   is a leaf, held only to look up, insert or remove allocations.
- *   gps_all_allocs_lock -> sub_sem (read): the debugfs histogram.
- *   Nothing here takes mmap_lock, and nothing
- *   copies from or to user memory while holding sub_sem or a
- *   harvest_lock, since such a copy may fault on a GPS view and re-enter
- *   the fault path.
- *
+ * Beside the tree: mmap_lock (or the VMA lock) -> gps_alloc.sub_sem ->
+ * page lock: the fault paths (sub_sem for reading; inside the page lock,
+ * gps_gpage.lock -> gps_dev.dirty_lock as in the tree).  mmap_lock ->
+ * gps_ctx.lock: gps_mmap(); gps_ctx.lock is a leaf, held only to look up,
+ * insert or remove allocations.  gps_all_allocs_lock -> sub_sem (read):
+ * the debugfs histogram.  Nothing here takes mmap_lock, and nothing
+ * copies from or to user memory while holding sub_sem or a harvest_lock,
+ * since such a copy may fault on a GPS view and re-enter the fault path.
+ */
+
+/*
  * What protects what:
  *  - A replica's existence and a GPS page's subscriber set change only
  *    with every harvest_lock and sub_sem (write) held.  The harvesters,
