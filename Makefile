@@ -27,7 +27,10 @@
 #                   libraries and firmware, the kernels, the payload, DIR/run)
 #                   for a many-core machine without qemu (tools/gps-bundle)
 #   make install    the library (PREFIX, DESTDIR), delegated to lib/
-#   make lint       shellcheck the scripts
+#   make docs       Documentation/ as HTML in build/docs/html (Sphinx and
+#                   the kernel's kernel-doc extension; a warning fails)
+#   make lint       shellcheck every shell script, kernel-doc -Wall the
+#                   driver and the uapi header, make docs: a warning fails
 #
 # Variables: SERIES (kernel series, default "6.1 6.12"), NODES (node counts
 # for check, default "1 2 4"), MULTI_GUESTS (check's guests of several
@@ -63,18 +66,15 @@ SOAK_SERIES ?= 6.1 6.12
 SOAK_NODES ?= 4
 SOAK_CPUS ?=
 BUNDLE ?= build/bed
-# The main workload (a path relative to the repo, run in the VM's /gps):
-# examples/mvmul once it exists, the foundation kselftest until then.
-RUN_CMD ?= $(if $(wildcard examples/mvmul.c),build/examples/mvmul,build/tests/kmod/foundation)
+# The main workload (a path relative to the repo, run in the VM's /gps)
+RUN_CMD ?= build/examples/mvmul
 
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-HAVE_LIB := $(wildcard lib/Makefile)
-HAVE_BENCH := $(wildcard bench/Makefile)
-SCRIPTS := tools/gps-vm tools/gps-kernel tools/install-deps.sh \
-	tools/gps-soak tools/gps-soak-guest tools/gps-bundle \
-	tests/run-check.sh tests/runtests.sh .ci/run
+# the sources kernel-doc checks in make lint
+KDOC_SRCS := $(filter-out %.mod.c,$(wildcard kmod/*.[ch])) \
+	include/uapi/linux/gps.h
 
 KMOD_FLAGS := GPS_INCLUDE=$(CURDIR)/include KCFLAGS=-Werror
 ifeq ($(GPS_DEBUG),1)
@@ -108,22 +108,36 @@ module-%: FORCE
 	$(MAKE) -s -C $(BUILD)/$*/kmod KDIR=$$kdir $(KMOD_FLAGS)
 
 lib: FORCE
-ifneq ($(HAVE_LIB),)
 	$(MAKE) -C lib
-endif
 
 bench: lib FORCE
-ifneq ($(HAVE_BENCH),)
 	$(MAKE) -C bench
-endif
 
 tests: lib FORCE
 	$(MAKE) -C tests
 
-# shellcheck of the build and test scripts (when shellcheck is installed)
-lint: FORCE
-	@if command -v shellcheck >/dev/null; then shellcheck $(SCRIPTS); \
-	else echo "lint: shellcheck not installed" >&2; fi
+# Documentation/ into build/docs/html, every page read again (-E), so that
+# a warning is never hidden by a previous build; the kernel's kernel-doc
+# extension and script are extracted first from linux-source-6.12 into
+# build/sphinx (Documentation/conf.py)
+docs: FORCE
+	$(DEPS)
+	@tools/gps-kernel sphinx >/dev/null
+	sphinx-build -q -E -W --keep-going -b html -d $(BUILD)/docs/doctrees \
+		Documentation $(BUILD)/docs/html
+
+# Any warning fails: shellcheck of every shell script of the tree (*.sh,
+# and every file whose first line runs sh or bash; build/ aside),
+# kernel-doc -Wall of the driver and the uapi header, and make docs.
+lint: docs FORCE
+	@scripts=$$(find . \( -path ./build -o -path ./.git \) -prune -o \
+		-type f -print | LC_ALL=C sort | xargs awk 'FNR == 1 { \
+		if (FILENAME ~ /\.sh$$/ || /^#!.*[\/ ](ba|da)?sh([ \t]|$$)/) \
+			print substr(FILENAME, 3); \
+		nextfile }') && \
+	echo "  SHELLCHECK" $$scripts && shellcheck $$scripts
+	@echo "  KERNEL-DOC $(KDOC_SRCS)" && \
+	$(BUILD)/sphinx/kernel-doc -Wall -Werror -none $(KDOC_SRCS)
 
 tools: FORCE
 	@test -x tools/gps-vm && test -x tools/gps-kernel
@@ -165,25 +179,19 @@ bundle: FORCE
 	tools/gps-bundle -B -k "$(SERIES)" $(BUNDLE)
 
 install: FORCE
-ifneq ($(HAVE_LIB),)
 	$(MAKE) -C lib install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
-else
-	@echo "make install: no lib/Makefile yet" >&2; exit 1
-endif
 
 clean: FORCE
-	rm -rf $(BUILD)/tests $(foreach s,$(SERIES),$(BUILD)/$(s)/kmod)
-ifneq ($(HAVE_LIB),)
+	rm -rf $(BUILD)/tests $(BUILD)/docs \
+		$(foreach s,$(SERIES),$(BUILD)/$(s)/kmod)
 	$(MAKE) -C lib clean
-endif
-ifneq ($(HAVE_BENCH),)
 	$(MAKE) -C bench clean
-endif
 
-# also drops the cached kernel images and the kselftest harness
+# also drops the cached kernel images, the kselftest harness and the
+# kernel-doc extension
 distclean: clean
 	rm -rf $(BUILD)
 
 FORCE:
 
-.PHONY: all modules lib tests tools check check-debug run soak bundle install clean distclean FORCE
+.PHONY: all modules lib bench tests docs lint tools check check-debug run soak bundle install clean distclean FORCE

@@ -15,6 +15,11 @@
 #   library                 libnuma-dev liburing-dev
 #   tools                   python3
 #   the debug kernel        flex bison libelf-dev (tools/gps-debug-kernel)
+#   make lint               shellcheck (every shell script of the tree)
+#   make docs               python3-sphinx (Documentation/ with the
+#                           kernel's kernel-doc extension, which
+#                           tools/gps-kernel sphinx extracts from
+#                           linux-source-6.12 into build/)
 set -euo pipefail
 
 pkgs=(
@@ -25,6 +30,8 @@ pkgs=(
 	libnuma-dev liburing-dev
 	python3
 	flex bison libelf-dev
+	shellcheck
+	python3-sphinx
 )
 
 missing=()
