@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Description: the examples (build/examples/mvmul and halo) run on every
- * device and agree with their own single-device runs (exit status 0).
+ * Description: the examples (build/examples/mvmul, halo, transpose) run
+ * on every device and agree with their own single-device runs or a CPU
+ * reference (exit status 0).
  */
 #include <libgen.h>
 #include <limits.h>
@@ -52,6 +53,19 @@ TEST(halo)
 	ret = run_example("halo", "-p 2 -i 5");
 	if (ret == -2)
 		SKIP(return, "build/examples/halo not built");
+	ASSERT_EQ(0, ret);
+}
+
+/* transpose: shared-memory tiles, barriers, a block reduction with a
+ * device-scope atomic, checked against a CPU reference. */
+TEST(transpose)
+{
+	int ndev, ret;
+
+	T_DEVICES(ndev);
+	ret = run_example("transpose", "-n 300");
+	if (ret == -2)
+		SKIP(return, "build/examples/transpose not built");
 	ASSERT_EQ(0, ret);
 }
 
