@@ -420,6 +420,12 @@ gpsError_t gpsStreamWaitEvent(gpsStream_t stream, gpsEvent_t event,
 			      unsigned int flags);
 
 gpsError_t gpsEventCreate(gpsEvent_t *event);
+/* gpsEventCreateWithFlags flags (CUDA's values) */
+#define gpsEventDefault		0x0u
+#define gpsEventBlockingSync	0x1u	/* accepted: waits always sleep */
+#define gpsEventDisableTiming	0x2u	/* no timestamp: not for ElapsedTime */
+#define gpsEventInterprocess	0x4u	/* gpsErrorNotSupported */
+gpsError_t gpsEventCreateWithFlags(gpsEvent_t *event, unsigned int flags);
 gpsError_t gpsEventDestroy(gpsEvent_t event);
 gpsError_t gpsEventRecord(gpsEvent_t event, gpsStream_t stream);
 gpsError_t gpsEventQuery(gpsEvent_t event);

@@ -25,6 +25,7 @@ struct gpsEvent {
 	uint64_t recorded;		/* records issued */
 	uint64_t completed;		/* records done */
 	struct timespec ts;		/* time of the last completed record */
+	unsigned int flags;		/* gpsEventCreateWithFlags */
 };
 
 static struct gpsEvent *gpsu_event_list;	/* gpsu.stream_lock */
@@ -68,7 +69,8 @@ uint64_t gpsu_event_queue(struct gpsEvent *ev, bool record)
 void gpsu_event_complete(struct gpsEvent *ev, uint64_t seq)
 {
 	pthread_mutex_lock(&ev->lock);
-	clock_gettime(CLOCK_MONOTONIC, &ev->ts);
+	if (!(ev->flags & gpsEventDisableTiming))
+		clock_gettime(CLOCK_MONOTONIC, &ev->ts);
 	if (seq > ev->completed)
 		ev->completed = seq;
 	pthread_cond_broadcast(&ev->cv);
@@ -105,13 +107,22 @@ static gpsError_t gpsu_event_get(gpsEvent_t e, struct gpsEvent **out)
 	return gpsSuccess;
 }
 
-GPSU_API gpsError_t gpsEventCreate(gpsEvent_t *event)
+/*
+ * gpsEventBlockingSync changes nothing: waits always sleep on a condition
+ * variable. gpsEventDisableTiming skips the clock read of each record;
+ * such an event cannot be timed.
+ */
+GPSU_API gpsError_t gpsEventCreateWithFlags(gpsEvent_t *event,
+					    unsigned int flags)
 {
 	struct gpsEvent *ev;
 	gpsError_t err;
 
-	if (!event)
+	if (!event || (flags & ~(gpsEventBlockingSync | gpsEventDisableTiming |
+				 gpsEventInterprocess)))
 		return gpsu_ret(gpsErrorInvalidValue);
+	if (flags & gpsEventInterprocess)
+		return gpsu_ret(gpsErrorNotSupported);
 	err = gpsu_init();
 	if (err)
 		return gpsu_ret(err);
@@ -122,12 +133,18 @@ GPSU_API gpsError_t gpsEventCreate(gpsEvent_t *event)
 	ev->refs = 1;
 	pthread_mutex_init(&ev->lock, NULL);
 	pthread_cond_init(&ev->cv, NULL);
+	ev->flags = flags;
 	pthread_mutex_lock(&gpsu.stream_lock);
 	ev->next = gpsu_event_list;
 	gpsu_event_list = ev;
 	pthread_mutex_unlock(&gpsu.stream_lock);
 	*event = ev;
 	return gpsSuccess;
+}
+
+GPSU_API gpsError_t gpsEventCreate(gpsEvent_t *event)
+{
+	return gpsEventCreateWithFlags(event, gpsEventDefault);
 }
 
 GPSU_API gpsError_t gpsEventDestroy(gpsEvent_t event)
@@ -206,11 +223,13 @@ GPSU_API gpsError_t gpsEventElapsedTime(float *ms, gpsEvent_t start,
 	pthread_mutex_lock(&a->lock);
 	ready = a->recorded && a->completed >= a->recorded;
 	err = a->recorded ? gpsSuccess : gpsErrorInvalidResourceHandle;
+	if (a->flags & gpsEventDisableTiming)
+		err = gpsErrorInvalidResourceHandle;
 	ta = a->ts;
 	pthread_mutex_unlock(&a->lock);
 	pthread_mutex_lock(&b->lock);
 	ready = ready && b->recorded && b->completed >= b->recorded;
-	if (!b->recorded)
+	if (!b->recorded || (b->flags & gpsEventDisableTiming))
 		err = gpsErrorInvalidResourceHandle;
 	tb = b->ts;
 	pthread_mutex_unlock(&b->lock);

@@ -6,7 +6,7 @@
  * the end of a kernel, stream order, events, asynchronous errors reported
  * at the next synchronize, a barrier across two devices, the fences of
  * gpsThreadFenceSystem (every device) and gpsBarrierWait (the caller's
- * device and the home devices of GPS memory).
+ * device and the home devices of GPS memory), event flags.
  */
 #include <stdatomic.h>
 
@@ -211,6 +211,38 @@ static void set_flag(void *p)
 }
 
 /* Stream order, query, events, elapsed time, cross-stream waits. */
+/* gpsEventCreateWithFlags: CUDA's flags; an event without timing orders
+ * and waits as any other but cannot be timed; unknown flags refused. */
+TEST_F(launch, event_flags)
+{
+	gpsEvent_t nt, t;
+	float ms = -1;
+
+	ASSERT_EQ(gpsErrorInvalidValue, gpsEventCreateWithFlags(&nt, 0x100));
+	ASSERT_EQ(gpsErrorInvalidValue,
+		  gpsEventCreateWithFlags(NULL, gpsEventDefault));
+	ASSERT_EQ(gpsErrorNotSupported,
+		  gpsEventCreateWithFlags(&nt, gpsEventInterprocess |
+					  gpsEventDisableTiming));
+	ASSERT_EQ(gpsSuccess, gpsEventCreateWithFlags(&nt,
+				gpsEventDisableTiming | gpsEventBlockingSync));
+	ASSERT_EQ(gpsSuccess, gpsEventCreateWithFlags(&t, gpsEventDefault));
+	ASSERT_EQ(gpsSuccess, gpsEventRecord(t, NULL));
+	ASSERT_EQ(gpsSuccess, gpsLaunchKernel(nop, gpsDim(1, 1, 1),
+				gpsDim(1, 1, 1), NULL, NULL));
+	ASSERT_EQ(gpsSuccess, gpsEventRecord(nt, NULL));
+	ASSERT_EQ(gpsSuccess, gpsEventSynchronize(nt));
+	ASSERT_EQ(gpsSuccess, gpsEventQuery(nt));
+	ASSERT_EQ(gpsErrorInvalidResourceHandle,
+		  gpsEventElapsedTime(&ms, t, nt));
+	ASSERT_EQ(gpsErrorInvalidResourceHandle,
+		  gpsEventElapsedTime(&ms, nt, t));
+	ASSERT_EQ(gpsSuccess, gpsEventElapsedTime(&ms, t, t));
+	ASSERT_EQ(gpsSuccess, gpsEventDestroy(nt));
+	ASSERT_EQ(gpsSuccess, gpsEventDestroy(t));
+	(void)gpsGetLastError();
+}
+
 TEST_F(launch, streams_and_events)
 {
 	gpsStream_t s1, s2;
