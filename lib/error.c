@@ -7,7 +7,7 @@
 
 #include "gpsu_internal.h"
 
-_Thread_local struct gpsu_tls gpsu_tls;
+GPSU_TLS struct gpsu_tls gpsu_tls;
 
 static const struct {
 	const char *name;

@@ -67,7 +67,7 @@ struct gpsu_fibers {
 };
 
 /* the worker's set while it runs a block of fibers, else NULL */
-static _Thread_local struct gpsu_fibers *gpsu_cur_fibers;
+static GPSU_TLS struct gpsu_fibers *gpsu_cur_fibers;
 
 #ifdef __x86_64__
 /* void gpsu_fiber_switch(void **save_sp, void *to_sp) */

@@ -123,7 +123,14 @@ struct gpsu_tls {
 };
 
 extern struct gpsu_ctx gpsu;
-extern _Thread_local struct gpsu_tls gpsu_tls;
+/*
+ * initial-exec: one load relative to %fs instead of a __tls_get_addr call
+ * per access (the coordinates of every kernel thread of gpsLaunchKernel
+ * go through here). The few hundred bytes come from glibc's static TLS
+ * surplus when the library is dlopen()ed.
+ */
+#define GPSU_TLS	_Thread_local __attribute__((tls_model("initial-exec")))
+extern GPSU_TLS struct gpsu_tls gpsu_tls;
 
 /* error.c */
 gpsError_t gpsu_ret(gpsError_t err);
