@@ -354,6 +354,12 @@ GPSU_INLINE void gpsu_block_idx(gpsThreadCtx *c, unsigned long long b)
 	c->bIdx.z = (unsigned int)(b / gxy);
 }
 
+/* a const object has internal linkage in C++ unless declared extern */
+#ifdef __cplusplus
+#define GPSU_KEXTERN_	extern
+#else
+#define GPSU_KEXTERN_
+#endif
 #define GPSU_KERNEL_(name, T, a, S, s, ssize, kflags)			\
 static inline __attribute__((always_inline)) void			\
 name##_gpsu_body(const gpsThreadCtx *gpsu_k__, gpsDim3 gpsu_tid__,	\
@@ -379,8 +385,9 @@ static void name##_gpsu_thread(const gpsThreadCtx *c__, void *a__)	\
 {									\
 	name##_gpsu_body(c__, c__->tIdx, (T *)a__, (S *)c__->shared); \
 }									\
-const gpsKernel name = { (kflags), (ssize), name##_gpsu_blocks,	\
-			 name##_gpsu_thread, #name };			\
+GPSU_KEXTERN_ const gpsKernel name = { (kflags), (ssize),		\
+	name##_gpsu_blocks,						\
+	name##_gpsu_thread, #name };					\
 static inline __attribute__((always_inline)) void			\
 name##_gpsu_body(const gpsThreadCtx *gpsu_k__ __attribute__((unused)), \
 		 gpsDim3 gpsu_tid__ __attribute__((unused)),		\
