@@ -7,6 +7,8 @@
 #   1. paradigms: jacobi and pagerank in every paradigm (Fig. 8-11)
 #   2. link sweep: local:remote bandwidth ratios (Fig. 13)
 #   3. queue sweep: write-queue capacity vs coalescing (Fig. 14)
+#   4. threads: what a kernel thread costs against a plain C loop
+#      (threads: key=value lines, which tools/gps-plot ignores)
 #
 #   bench/run-all.sh [-q] [-d devices] [-- extra paradigms options]
 #
@@ -61,5 +63,11 @@ echo "# run-all: $(uname -r), $nodes node(s), quick=$quick"
 step -p memcpy,gps-auto,gps-all,um,home "$@"
 step -w jacobi,pagerank -L "$ratios" "$@"
 step -w jacobi,pagerank -Q "$caps" "$@"
+echo "# run-all: threads"
+if [ "$quick" = 1 ]; then
+	"$here/threads" -n 1000000 -r 3 || rc=1
+else
+	"$here/threads" || rc=1
+fi
 echo "# run-all: status $rc"
 exit $rc

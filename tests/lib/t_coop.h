@@ -379,4 +379,65 @@ TEST(atomics_exact_totals)
 	ASSERT_EQ(gpsSuccess, gpsFree(v));
 }
 
+struct gpsat_k {
+	unsigned long long *ctr;	/* GPS, translated: this device's */
+};
+
+GPS_KERNEL(coop_gps_atomics, struct gpsat_k, a)
+{
+	atomicAdd(a->ctr, 3ULL);
+}
+
+/* Device-scope atomics on GPS memory: each device updates a counter on a
+ * GPS page of its own (its replica), all devices at once; the ends of the
+ * kernels publish every total exactly (memory-model.rst). */
+TEST(atomics_on_gps_memory_one_page_per_device)
+{
+	gpsPointerAttributes attr;
+	struct gpsat_k *args;
+	gpsStream_t *s;
+	char *base;
+	size_t pg;
+	int ndev, d;
+
+	COOP_DEVICES(ndev);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&base, 64 * 1024,
+					   gpsMemGPSAutomatic));
+	ASSERT_EQ(gpsSuccess, gpsPointerGetAttributes(&attr, base));
+	pg = attr.gpsPageSize;
+	if (pg * ndev > 64 * 1024) {
+		ASSERT_EQ(gpsSuccess, gpsFree(base));
+		ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&base, pg * ndev,
+						   gpsMemGPSAutomatic));
+	}
+	ASSERT_EQ(gpsSuccess, gpsMemset(base, 0, pg * ndev));
+	s = calloc(ndev, sizeof(*s));
+	args = calloc(ndev, sizeof(*args));
+	ASSERT_NE(NULL, args);
+	for (d = 0; d < ndev; d++) {
+		ASSERT_EQ(gpsSuccess, gpsSetDevice(d));
+		ASSERT_EQ(gpsSuccess, gpsStreamCreate(&s[d]));
+		args[d].ctr = (unsigned long long *)(base + pg * d);
+		ASSERT_EQ(gpsSuccess,
+			  gpsLaunch(&coop_gps_atomics, gpsDim(8, 1, 1),
+				    gpsDim(100, 1, 1),
+				    GPS_ARGS(&args[d],
+					     GPS_PTR(struct gpsat_k, ctr)),
+				    0, s[d]));
+	}
+	for (d = 0; d < ndev; d++) {
+		ASSERT_EQ(gpsSuccess, gpsSetDevice(d));
+		ASSERT_EQ(gpsSuccess, gpsStreamSynchronize(s[d]));
+		ASSERT_EQ(gpsSuccess, gpsStreamDestroy(s[d]));
+	}
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsDeviceSynchronize());
+	for (d = 0; d < ndev; d++)
+		EXPECT_EQ(3ULL * 800,
+			  *(unsigned long long *)(base + pg * d));
+	free(s);
+	free(args);
+	ASSERT_EQ(gpsSuccess, gpsFree(base));
+}
+
 #endif /* T_COOP_H */
