@@ -21,7 +21,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#ifndef __x86_64__
+#if defined(__x86_64__) && !defined(GPSU_FIBER_UCONTEXT)
+#define GPSU_FIBER_ASM 1	/* -DGPSU_FIBER_UCONTEXT tests the fallback */
+#else
 #include <ucontext.h>
 #endif
 #if defined(__SANITIZE_ADDRESS__)
@@ -38,7 +40,7 @@
 struct gpsu_fiber {
 	void *map;		/* guard page + stack */
 	void *stack;		/* lowest usable byte */
-#ifdef __x86_64__
+#ifdef GPSU_FIBER_ASM
 	void *sp;		/* saved stack pointer */
 #else
 	ucontext_t uc;
@@ -56,7 +58,7 @@ struct gpsu_fibers {
 	unsigned int live;
 	const gpsKernel *k;
 	void *args;
-#ifdef __x86_64__
+#ifdef GPSU_FIBER_ASM
 	void *main_sp;
 #else
 	ucontext_t main_uc;
@@ -69,7 +71,7 @@ struct gpsu_fibers {
 /* the worker's set while it runs a block of fibers, else NULL */
 static GPSU_TLS struct gpsu_fibers *gpsu_cur_fibers;
 
-#ifdef __x86_64__
+#ifdef GPSU_FIBER_ASM
 /* void gpsu_fiber_switch(void **save_sp, void *to_sp) */
 __asm__(".text\n"
 	".p2align 4\n"
@@ -133,7 +135,7 @@ static void gpsu_switch(struct gpsu_fibers *fs, struct gpsu_fiber *from,
 		gpsu_asan_start(fake, to->stack, GPSU_FIBER_STACK);
 	else
 		gpsu_asan_start(fake, fs->main_bottom, fs->main_size);
-#ifdef __x86_64__
+#ifdef GPSU_FIBER_ASM
 	gpsu_fiber_switch(from ? &from->sp : &fs->main_sp,
 			  to ? to->sp : fs->main_sp);
 #else
@@ -177,7 +179,7 @@ static void gpsu_fiber_init(struct gpsu_fibers *fs, struct gpsu_fiber *f)
 	/* the frames a finished fiber left behind are gone */
 	__asan_unpoison_memory_region(f->stack, GPSU_FIBER_STACK);
 #endif
-#ifdef __x86_64__
+#ifdef GPSU_FIBER_ASM
 	uintptr_t top = ((uintptr_t)f->stack + GPSU_FIBER_STACK) & ~(uintptr_t)15;
 	void **sp = (void **)(top - 64);
 
