@@ -296,9 +296,10 @@ gpsDim3 gpsGridDim(void);
  * at most GPS_MAX_SHARED_MEM_PER_BLOCK bytes. Shared memory is not zeroed.
  *
  * Inside a body, gpsThreadIdx() (threadIdx) and the others read the
- * body's own coordinates; a helper function called from the body that is
- * not inlined into it sees the block's coordinates through the
- * functions, and thread (0, 0, 0) for GPS_KERNEL: pass it the indices.
+ * body's own coordinates. A helper function called from the body sees
+ * them through the library's functions in a GPS_KERNEL_SYNC kernel; in a
+ * GPS_KERNEL kernel it sees the dimensions but zeros for threadIdx and
+ * blockIdx: pass it the indices.
  */
 #define GPS_MAX_SHARED_MEM_PER_BLOCK	(48u * 1024)
 

@@ -166,6 +166,8 @@ static void gpsu_fiber_entry(void)
 	struct gpsu_fiber *f = &fs->f[fs->cur];
 
 	gpsu_asan_finish(fs, NULL);
+	/* for gpsThreadIdx() in helpers that the body calls */
+	gpsu_tls.thread_idx = f->ctx.tIdx;
 	fs->k->thread(&f->ctx, fs->args);
 	f->done = 1;
 	fs->live--;
@@ -266,6 +268,7 @@ gpsError_t gpsu_fibers_run_block(struct gpsu_fibers **fsp, const gpsKernel *k,
 	gpsu_cur_fibers = fs;
 	gpsu_switch(fs, NULL, &fs->f[0]);
 	gpsu_cur_fibers = NULL;
+	memset(&gpsu_tls.thread_idx, 0, sizeof(gpsu_tls.thread_idx));
 	return gpsSuccess;
 }
 
@@ -278,7 +281,9 @@ int gpsu_fiber_yield(void)
 		return 0;
 	from = &fs->f[fs->cur];
 	to = gpsu_next_live(fs);
-	if (to != from)
+	if (to != from) {
 		gpsu_switch(fs, from, to);
+		gpsu_tls.thread_idx = from->ctx.tIdx;
+	}
 	return 1;
 }

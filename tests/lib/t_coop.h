@@ -72,6 +72,14 @@ struct bar_s {
 	int v[NT];
 };
 
+/* a helper outside the body: the library's functions, set per fiber */
+static __attribute__((noinline)) int coop_helper_tid(void)
+{
+	gpsDim3 t = (gpsThreadIdx)(), b = (gpsBlockIdx)();
+
+	return (int)(t.x + BX * t.y + 100000 * (b.x + 1000 * b.y));
+}
+
 GPS_KERNEL_SYNC_SHARED(coop_barrier, struct bar_k, a, struct bar_s, s)
 {
 	unsigned int t = threadIdx.x + blockDim.x * threadIdx.y;
@@ -84,6 +92,9 @@ GPS_KERNEL_SYNC_SHARED(coop_barrier, struct bar_k, a, struct bar_s, s)
 		s->v[t] = r * 100000 + (int)(blk * NT + t);
 		row[t] = -s->v[t];
 		__syncthreads();
+		if (coop_helper_tid() != (int)(t + 100000 *
+				(blockIdx.x + 1000 * blockIdx.y)))
+			atomicAdd(a->bad, 1);
 		/* every store of every thread of the block is visible */
 		for (i = 0; i < NT; i++)
 			if (s->v[i] != r * 100000 + (int)(blk * NT + i) ||
