@@ -156,6 +156,31 @@ TEST_F(limits, max_bytes_cap)
 	ASSERT_EQ(0, gps_free(self->fd, &b));
 }
 
+/*
+ * A failed allocation takes no view offsets, so failing on purpose cannot
+ * use up the offset space for every user of /dev/gps: the next allocation
+ * sits right after the last one that succeeded.
+ */
+TEST_F(limits, failed_allocs_take_no_offsets)
+{
+	struct gps_buf a, b, c;
+	int i;
+
+	ASSERT_EQ(0, gps_alloc(self->fd, &a, 1 << 20, GPS_MEM_CONVENTIONAL, 0,
+			       0, 0));
+	ASSERT_EQ(0, gps_set_knob("max_bytes",
+				  gps_knob("replica_pages") * 4096 + (1 << 20)));
+	for (i = 0; i < 1000; i++)
+		ASSERT_EQ(-ENOMEM, gps_alloc(self->fd, &c, 64 << 20,
+					     GPS_MEM_CONVENTIONAL, 0, 0, 0));
+	ASSERT_EQ(0, gps_alloc(self->fd, &b, 1 << 20, GPS_MEM_CONVENTIONAL, 0,
+			       0, 0));
+	ASSERT_EQ(a.args.offset + a.args.view_stride * self->nr,
+		  b.args.offset);
+	ASSERT_EQ(0, gps_free(self->fd, &b));
+	ASSERT_EQ(0, gps_free(self->fd, &a));
+}
+
 /* A tight per-node budget: allocation works, missing copies counted. */
 TEST_F(limits, node_budget_oversubscription)
 {
