@@ -172,15 +172,13 @@ static inline int gps_set_knob(const char *name, long long val)
 	return ret;
 }
 
-/* A counter of node @node's debugfs stats, or -1. */
-static inline long long gps_stat(int node, const char *name)
+/* The value of @name in a file of "name value" lines, or -1. */
+static inline long long gps_file_value(const char *path, const char *name)
 {
-	char path[256], key[64];
+	char key[64];
 	long long v, found = -1;
-	FILE *f;
+	FILE *f = fopen(path, "r");
 
-	snprintf(path, sizeof(path), GPS_DEBUGFS "node%d/stats", node);
-	f = fopen(path, "r");
 	if (!f)
 		return -1;
 	while (fscanf(f, "%63s %lld", key, &v) == 2)
@@ -188,6 +186,15 @@ static inline long long gps_stat(int node, const char *name)
 			found = v;
 	fclose(f);
 	return found;
+}
+
+/* A counter of node @node's debugfs stats, or -1. */
+static inline long long gps_stat(int node, const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), GPS_DEBUGFS "node%d/stats", node);
+	return gps_file_value(path, name);
 }
 
 /* A counter summed over every node. */

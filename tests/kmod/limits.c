@@ -222,17 +222,7 @@ TEST_F(limits, node_budget_oversubscription)
 
 static long long vmstat(const char *name)
 {
-	char key[64];
-	long long v, found = -1;
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63s %lld", key, &v) == 2)
-		if (!strcmp(key, name))
-			found = v;
-	fclose(f);
-	return found;
+	return gps_file_value("/proc/vmstat", name);
 }
 
 #define FILL_CHUNK	(32 << 20)
