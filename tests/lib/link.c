@@ -13,38 +13,8 @@
 #include "kselftest_harness.h"
 #include "t_lib.h"
 
-#define KNOBS	"/sys/kernel/gps/"
 #define SIZE	(4UL << 20)
 #define BW	20000000ULL		/* bytes/s: 4 MiB take 0.21 s */
-
-static int knob_get(const char *name, unsigned long long *v)
-{
-	char path[128];
-	FILE *f;
-	int ok;
-
-	snprintf(path, sizeof(path), KNOBS "%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	ok = fscanf(f, "%llu", v) == 1;
-	fclose(f);
-	return ok ? 0 : -1;
-}
-
-static int knob_set(const char *name, unsigned long long v)
-{
-	char path[128];
-	FILE *f;
-	int ok;
-
-	snprintf(path, sizeof(path), KNOBS "%s", name);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	ok = fprintf(f, "%llu\n", v) > 0;
-	return fclose(f) == 0 && ok ? 0 : -1;
-}
 
 static double now_s(void)
 {
@@ -66,12 +36,12 @@ FIXTURE_SETUP(link)
 	self->a = self->b = NULL;
 	self->saved = 0;
 	T_MIN_DEVICES(self->ndev, 2);
-	if (knob_get("link_bandwidth", &self->bw) ||
-	    knob_get("link_latency_ns", &self->lat))
-		SKIP(return, "no link knobs in " KNOBS);
+	if (t_knob_get("link_bandwidth", &self->bw) ||
+	    t_knob_get("link_latency_ns", &self->lat))
+		SKIP(return, "no link knobs in " T_KNOBS);
 	self->saved = 1;
-	ASSERT_EQ(0, knob_set("link_latency_ns", 0));
-	ASSERT_EQ(0, knob_set("link_bandwidth", 0));
+	ASSERT_EQ(0, t_knob_set("link_latency_ns", 0));
+	ASSERT_EQ(0, t_knob_set("link_bandwidth", 0));
 	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
 	ASSERT_EQ(gpsSuccess, gpsMalloc((void **)&self->a, SIZE));
 	ASSERT_EQ(gpsSuccess, gpsSetDevice(1));
@@ -85,8 +55,8 @@ FIXTURE_TEARDOWN(link)
 {
 	/* the knobs as they were, whatever happened */
 	if (self->saved) {
-		knob_set("link_bandwidth", self->bw);
-		knob_set("link_latency_ns", self->lat);
+		t_knob_set("link_bandwidth", self->bw);
+		t_knob_set("link_latency_ns", self->lat);
 	}
 	gpsSetDevice(0);
 	if (self->a)
@@ -114,7 +84,7 @@ TEST_F(link, device_to_device_copy)
 	}
 	ASSERT_EQ(0x5a, self->b[SIZE - 1]);
 
-	ASSERT_EQ(0, knob_set("link_bandwidth", BW));
+	ASSERT_EQ(0, t_knob_set("link_bandwidth", BW));
 	ASSERT_EQ(gpsSuccess, gpsMemset(self->b, 0, SIZE));
 	t0 = now_s();
 	ASSERT_EQ(gpsSuccess, gpsMemcpy(self->b, self->a, SIZE,
@@ -160,21 +130,21 @@ TEST_F(link, latency_alone)
 {
 	double t0, dt;
 
-	ASSERT_EQ(0, knob_set("link_latency_ns", 100000000ULL));
+	ASSERT_EQ(0, t_knob_set("link_latency_ns", 100000000ULL));
 	t0 = now_s();
 	ASSERT_EQ(gpsSuccess, gpsMemcpy(self->b, self->a, 4096,
 					gpsMemcpyDeviceToDevice));
 	dt = now_s() - t0;
-	ASSERT_EQ(0, knob_set("link_latency_ns", 0));
+	ASSERT_EQ(0, t_knob_set("link_latency_ns", 0));
 	TH_LOG("4 KiB device to device with 100 ms latency: %.3f s", dt);
 	ASSERT_GE(dt, 0.1);
 	/* within one device: no link */
 	t0 = now_s();
-	ASSERT_EQ(0, knob_set("link_latency_ns", 100000000ULL));
+	ASSERT_EQ(0, t_knob_set("link_latency_ns", 100000000ULL));
 	ASSERT_EQ(gpsSuccess, gpsMemcpy(self->a + 4096, self->a, 4096,
 					gpsMemcpyDeviceToDevice));
 	dt = now_s() - t0;
-	ASSERT_EQ(0, knob_set("link_latency_ns", 0));
+	ASSERT_EQ(0, t_knob_set("link_latency_ns", 0));
 	ASSERT_LT(dt, 0.1);
 }
 
@@ -215,12 +185,12 @@ TEST_F(link, managed_prefetch_migrates_over_the_link)
 	ASSERT_EQ(gpsSuccess, gpsStreamSynchronize(NULL));
 	moving = bytes_off_node(m, SIZE, n1);
 	ASSERT_LE(SIZE / 2, moving);
-	ASSERT_EQ(0, knob_set("link_bandwidth", BW));
+	ASSERT_EQ(0, t_knob_set("link_bandwidth", BW));
 	t0 = now_s();
 	ASSERT_EQ(gpsSuccess, gpsMemPrefetchAsync(m, SIZE, 1, NULL));
 	ASSERT_EQ(gpsSuccess, gpsStreamSynchronize(NULL));
 	dt = now_s() - t0;
-	ASSERT_EQ(0, knob_set("link_bandwidth", 0));
+	ASSERT_EQ(0, t_knob_set("link_bandwidth", 0));
 	TH_LOG("managed prefetch 0 -> 1 of %zu bytes off node %d at %llu B/s: "
 	       "%.3f s", moving, n1, BW, dt);
 	ASSERT_GT(moving / 2, bytes_off_node(m, SIZE, n1));
