@@ -4,7 +4,7 @@
  * timing, key=value records, the driver's sysfs knobs (saved at the first
  * change, restored at exit and on SIGINT/SIGTERM) and its debugfs counters.
  *
- * Header-only: every function is static; a program includes it once.
+ * Header-only: every function is static inline; a program includes it once.
  */
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
@@ -40,7 +40,7 @@
 		}							\
 	} while (0)
 
-static double bench_now(void)
+static inline double bench_now(void)
 {
 	struct timespec ts;
 
@@ -48,7 +48,7 @@ static double bench_now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void bench_sleep(double secs)
+static inline void bench_sleep(double secs)
 {
 	struct timespec ts;
 
@@ -60,7 +60,7 @@ static void bench_sleep(double secs)
 		;
 }
 
-static void *bench_xmalloc(size_t n)
+static inline void *bench_xmalloc(size_t n)
 {
 	void *p = calloc(1, n ? n : 1);
 
@@ -84,7 +84,7 @@ static struct bench_knob bench_knobs[16];
 static int bench_nknobs;
 
 /* Reads /sys/kernel/gps/@name into @buf (newline stripped); 0 or -errno. */
-static int bench_knob_get(const char *name, char *buf, size_t len)
+static inline int bench_knob_get(const char *name, char *buf, size_t len)
 {
 	char path[128];
 	FILE *f;
@@ -102,7 +102,7 @@ static int bench_knob_get(const char *name, char *buf, size_t len)
 	return 0;
 }
 
-static unsigned long long bench_knob_ull(const char *name)
+static inline unsigned long long bench_knob_ull(const char *name)
 {
 	char buf[64];
 
@@ -111,7 +111,7 @@ static unsigned long long bench_knob_ull(const char *name)
 	return strtoull(buf, NULL, 10);
 }
 
-static int bench_knob_write(const char *name, const char *val)
+static inline int bench_knob_write(const char *name, const char *val)
 {
 	char path[128];
 	FILE *f;
@@ -129,7 +129,7 @@ static int bench_knob_write(const char *name, const char *val)
 }
 
 /* Restores every knob changed, in reverse order of the first change. */
-static void bench_knobs_restore(void)
+static inline void bench_knobs_restore(void)
 {
 	while (bench_nknobs > 0) {
 		struct bench_knob *k = &bench_knobs[--bench_nknobs];
@@ -140,7 +140,7 @@ static void bench_knobs_restore(void)
 	}
 }
 
-static void bench_on_signal(int sig)
+static inline void bench_on_signal(int sig)
 {
 	/* not async-signal-safe in theory; good enough for a benchmark */
 	bench_knobs_restore();
@@ -149,7 +149,7 @@ static void bench_on_signal(int sig)
 }
 
 /* Sets a knob, saving its old value the first time; exits on failure. */
-static void bench_knob_set(const char *name, const char *fmt, ...)
+static inline void bench_knob_set(const char *name, const char *fmt, ...)
 {
 	char val[64];
 	va_list ap;
@@ -211,7 +211,7 @@ struct bench_counters {
 	unsigned long long link_wait_ns;
 };
 
-static void bench_counters_read(struct bench_counters *c)
+static inline void bench_counters_read(struct bench_counters *c)
 {
 	glob_t g;
 	size_t i;
@@ -262,7 +262,7 @@ static void bench_counters_read(struct bench_counters *c)
 }
 
 /* @after - @before, field by field. */
-static void bench_counters_diff(struct bench_counters *d,
+static inline void bench_counters_diff(struct bench_counters *d,
 				const struct bench_counters *after,
 				const struct bench_counters *before)
 {
@@ -286,7 +286,7 @@ static void bench_counters_diff(struct bench_counters *d,
  * The debugfs subscriber histogram ("<n> <pages>" lines) as "1:a,2:b,...";
  * @out is left empty when debugfs is not readable.
  */
-static void bench_subscribers_debugfs(char *out, size_t len)
+static inline void bench_subscribers_debugfs(char *out, size_t len)
 {
 	FILE *f = fopen(BENCH_DEBUGFS "/subscribers", "r");
 	unsigned long long n, pages;
@@ -308,7 +308,7 @@ static void bench_subscribers_debugfs(char *out, size_t len)
 
 /* The same histogram for one GPS allocation, from the library; adds to
  * @hist (hist[n] = pages with n subscribers). 0 on success. */
-static int bench_subscribers_query(const void *p, size_t bytes,
+static inline int bench_subscribers_query(const void *p, size_t bytes,
 				   unsigned long long *hist, int ndev)
 {
 	size_t cap = 1 << 16, np, k;

@@ -24,32 +24,8 @@
  * within 1.2x). Exit 1 if a result is wrong.
  */
 #define GPSU_CUDA_NAMES
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-#include "gpsu.h"
-
-#define CHECK(call)							\
-	do {								\
-		gpsError_t err_ = (call);				\
-		if (err_ != gpsSuccess) {				\
-			fprintf(stderr, "threads: %s:%d: %s: %s\n",	\
-				__FILE__, __LINE__, #call,		\
-				gpsGetErrorString(err_));		\
-			exit(2);					\
-		}							\
-	} while (0)
-
-static double bench_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#define BENCH_NAME "threads"
+#include "bench_common.h"
 
 struct saxpy {
 	const float *x;
