@@ -84,7 +84,7 @@ static vm_fault_t gps_page_mkwrite(struct vm_fault *vmf)
 	struct gps_gpage *gp;
 	unsigned long gidx;
 	unsigned int sub;
-	int view;
+	int view, owner;
 
 	gps_view_pos(a, vmf->pgoff, &view, &gidx, &sub);
 	gp = gps_gpage(a, gidx);
@@ -113,6 +113,8 @@ retry:
 		return VM_FAULT_LOCKED;
 	}
 
+	/* r may be freed once sub_sem is dropped: keep what we need of it */
+	owner = r->dev;
 	spin_lock(&gp->lock);
 	if (!r->twins[sub] && !twin) {
 		spin_unlock(&gp->lock);
@@ -120,7 +122,7 @@ retry:
 		up_read(&a->sub_sem);
 		if (gps_should_fail(GPS_FAIL_TWIN_ALLOC))
 			return VM_FAULT_OOM;
-		twin = alloc_pages_node(gps_devs[r->dev].nid,
+		twin = alloc_pages_node(gps_devs[owner].nid,
 					GFP_HIGHUSER | __GFP_ACCOUNT, 0);
 		if (!twin)
 			return VM_FAULT_OOM;
@@ -140,11 +142,11 @@ retry:
 
 	if (twin)
 		put_page(twin);
-	if (r->dev != view)
-		atomic_long_or(BIT(r->dev), &gps_devs[view].remote_mask);
+	if (owner != view)
+		atomic_long_or(BIT(owner), &gps_devs[view].remote_mask);
 	atomic64_inc(&gps_devs[view].stats.write_faults);
 	atomic64_inc(&a->write_faults);
-	trace_gps_write_fault(view, r->dev, a->handle, gidx, sub);
+	trace_gps_write_fault(view, owner, a->handle, gidx, sub);
 	return VM_FAULT_LOCKED;
 
 out_sigbus:
