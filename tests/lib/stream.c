@@ -178,7 +178,7 @@ static void *user_main(void *p)
 /* A stream destroyed while USERS threads launch into it: the destroy
  * waits for them, runs what they queued and frees it; they then get a
  * dead handle. Each kernel adds 1: the data counts the launches. */
-TEST_F(streams, destroy_while_used)
+TEST_F_TIMEOUT(streams, destroy_while_used, 300)
 {
 	struct timespec pause = { 0, 20 * 1000 * 1000 };
 	struct user u[USERS];
