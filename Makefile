@@ -26,7 +26,14 @@
 #   make bundle BUNDLE=DIR  a self-contained test bed folder (qemu, its
 #                   libraries and firmware, the kernels, the payload, DIR/run)
 #                   for a many-core machine without qemu (tools/gps-bundle)
-#   make install    the library (PREFIX, DESTDIR), delegated to lib/
+#   make install    the library (PREFIX, DESTDIR), delegated to lib/,
+#                   and gpsctl with its man page
+#   make dkms-install   as root: gps.ko through DKMS for the running
+#                   kernel (KVER=... for another), rebuilt by DKMS for
+#                   every kernel installed later (tools/gps-dkms)
+#   make dkms-uninstall  as root: every DKMS build of gps removed
+#   make dkms-check  dkms build against each series' headers in a scratch
+#                   DKMS tree (make check does it too)
 #   make docs       Documentation/ as HTML in build/docs/html (Sphinx and
 #                   the kernel's kernel-doc extension; a warning fails)
 #   make lint       shellcheck every shell script, kernel-doc -Wall the
@@ -181,6 +188,17 @@ bundle: FORCE
 install: FORCE
 	$(MAKE) -C lib install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 
+dkms-install: FORCE
+	$(DEPS)
+	tools/gps-dkms install
+
+dkms-uninstall: FORCE
+	tools/gps-dkms uninstall
+
+dkms-check: FORCE
+	$(DEPS)
+	tools/gps-dkms check $(SERIES)
+
 clean: FORCE
 	rm -rf $(BUILD)/tests $(BUILD)/docs \
 		$(foreach s,$(SERIES),$(BUILD)/$(s)/kmod)
@@ -194,4 +212,4 @@ distclean: clean
 
 FORCE:
 
-.PHONY: all modules lib bench tests docs lint tools check check-debug run soak bundle install clean distclean FORCE
+.PHONY: all modules lib bench tests docs lint tools check check-debug run soak bundle install dkms-install dkms-uninstall dkms-check clean distclean FORCE

@@ -4,7 +4,7 @@
 # run-check.sh: every test of gps, what `make check` runs after building.
 #
 #   tests/run-check.sh [-s "6.1 6.12"] [-n "1 2 4"] [-g "6.12/2x2 6.1/4x2"]
-#                      [-t SECS] [-j JOBS] [-U] [-V]
+#                      [-t SECS] [-j JOBS] [-U] [-D] [-V]
 #
 #   -s SERIES   kernel series to boot (default: "6.1 6.12")
 #   -n NODES    guests to boot each series with: N (N nodes of one vCPU)
@@ -15,12 +15,16 @@
 #   -j JOBS     guests run at the same time (default: 1, consoles streamed;
 #               more: consoles only in the logs, failures printed at the end)
 #   -U          skip the host unit tests
+#   -D          skip the DKMS build check
 #   -V          skip the VM tests
 #
 # 1. the host unit tests (build/tests/unit/*, ASan+UBSan) through
 #    tests/runtests.sh, with GPSU_DEVICE=/nonexistent/gps so that they never
 #    reach a real /dev/gps;
-# 2. per series x node count (and per -g guest), a gps-vm guest runs
+# 2. tools/gps-dkms check: dkms build of gps.ko in a scratch DKMS tree
+#    against the headers of each of the -s series 6.1 and 6.12 (one
+#    result per series; about 5 s each);
+# 3. per series x node count (and per -g guest), a gps-vm guest runs
 #    tests/runtests.sh -K with gps.ko: insmod, build/tests/kmod/* then
 #    build/tests/lib/*, rmmod.  A guest of N nodes x C vCPUs has N sockets
 #    of C cores (gps-vm -n N -c C); its log is vm-SERIES-Nn.log when C is 1,
@@ -36,10 +40,11 @@ nodes="1 2 4"
 extra=
 timeout=900
 unit=1
+dkms=1
 vm=1
 jobs=1
 
-while getopts "s:n:g:t:j:UV" opt; do
+while getopts "s:n:g:t:j:UDV" opt; do
 	case $opt in
 	s) series=$OPTARG ;;
 	n) nodes=$OPTARG ;;
@@ -47,6 +52,7 @@ while getopts "s:n:g:t:j:UV" opt; do
 	t) timeout=$OPTARG ;;
 	j) jobs=$OPTARG ;;
 	U) unit=0 ;;
+	D) dkms=0 ;;
 	V) vm=0 ;;
 	*) sed -n '4,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0" >&2; exit 2 ;;
 	esac
@@ -134,6 +140,27 @@ if [ "$unit" = 1 ]; then
 	else
 		echo "##### host unit tests: none (tests/unit/*.c)"
 	fi
+fi
+
+# the DKMS build of each Debian series being checked (not "debug")
+dkms_series=
+for s in $series; do
+	case $s in 6.1 | 6.12) dkms_series="$dkms_series $s" ;; esac
+done
+if [ "$dkms" = 1 ] && [ -n "$dkms_series" ]; then
+	echo "##### DKMS:$dkms_series"
+	log=$logs/dkms.log
+	# shellcheck disable=SC2086 # one word per series
+	BUILD=$build "$top/tools/gps-dkms" check $dkms_series >"$log" 2>&1 || true
+	grep '^dkms .*: \(PASS\|FAIL\)' "$log" || true
+	for s in $dkms_series; do
+		if grep -q "^dkms $s .*: PASS$" "$log"; then
+			passed=$((passed + 1))
+		else
+			failed=$((failed + 1))
+			failures+=("dkms build $s (see ${log#"$top"/})")
+		fi
+	done
 fi
 
 # describe NODES CPUS: "4 node(s)" or "4 nodes x 2 vCPUs"

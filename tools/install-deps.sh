@@ -14,6 +14,10 @@
 #   test bed                qemu-system-x86 busybox-static cpio gzip xz-utils
 #   library                 libnuma-dev liburing-dev
 #   tools                   python3
+#   DKMS                    dkms (make dkms-install; make check builds
+#                           gps.ko through it for 6.1 and 6.12)
+#   perf                    linux-perf (tools/gps-trace; the guests of
+#                           make check that carry it)
 #   the debug kernel        flex bison libelf-dev (tools/gps-debug-kernel)
 #   make lint               shellcheck (every shell script of the tree)
 #   make docs               python3-sphinx (Documentation/ with the
@@ -29,6 +33,7 @@ pkgs=(
 	qemu-system-x86 busybox-static cpio gzip xz-utils
 	libnuma-dev liburing-dev
 	python3
+	dkms linux-perf
 	flex bison libelf-dev
 	shellcheck
 	python3-sphinx
