@@ -33,6 +33,7 @@ static const struct {
 } gps_counters[] = {
 	{ "read_faults", offsetof(struct gps_dev_stats, read_faults) },
 	{ "write_faults", offsetof(struct gps_dev_stats, write_faults) },
+	{ "pages_captured", offsetof(struct gps_dev_stats, pages_captured) },
 	{ "pages_harvested", offsetof(struct gps_dev_stats, pages_harvested) },
 	{ "blocks_queued", offsetof(struct gps_dev_stats, blocks_queued) },
 	{ "blocks_merged", offsetof(struct gps_dev_stats, blocks_merged) },

@@ -13,15 +13,29 @@
  * write-protects it again.  Pages with a single subscriber (conventional
  * memory) are simply made writable: no twin, no harvest, no cost later.
  *
+ * One fault serves a whole GPS page (or the capture_bytes window of it):
+ * a read fault maps the window's other small pages read-only, and the
+ * first write fault of an epoch captures them all: each gets its twin and
+ * dirty bit and is mapped writable but clean, so the next stores to the
+ * GPS page do not trap.  The harvest's zap moves each PTE's dirty bit to
+ * its page (PG_dirty), which tells the diff which small pages were really
+ * written.  A replica whose last harvest found one small page written
+ * (narrow) captures only the faulting page, until a second small page
+ * faults in the same epoch: a sparse writer keeps one twin, a dense one
+ * takes one fault per GPS page.
+ *
  * Locking: see gps_internal.h.  Both handlers take sub_sem for reading to
  * look the page up and return with the page locked, which is what keeps
- * a concurrent harvest or subscription change from losing a write.
+ * a concurrent harvest or subscription change from losing a write.  The
+ * window's other pages are taken with trylock_page() (a harvest locks
+ * them in ascending order) and left to fault alone when busy.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/mm.h>
 #include <linux/highmem.h>
 #include <linux/pagemap.h>
+#include <linux/pgtable.h>
 #include "gps_internal.h"
 #include "gps_inject.h"
 #include "gps_trace.h"
@@ -35,6 +49,50 @@ static void gps_view_pos(struct gps_alloc *a, pgoff_t pgoff, int *view,
 	off %= a->stride;
 	*gidx = off >> (a->gshift - PAGE_SHIFT);
 	*sub = off & (a->nr_sub - 1);
+}
+
+/*
+ * The small pages one fault maps: *@lo and the count returned, the
+ * capture window around @sub cut to the part of the GPS page that the
+ * faulting VMA maps.
+ */
+static unsigned int gps_window(struct vm_fault *vmf, struct gps_alloc *a,
+			       unsigned int sub, unsigned int *lo)
+{
+	unsigned int win = READ_ONCE(gps_knobs.capture_bytes) >> PAGE_SHIFT;
+	struct vm_area_struct *vma = vmf->vma;
+	pgoff_t first, end;
+
+	if (!win || win > a->nr_sub)
+		win = a->nr_sub;
+	first = vmf->pgoff - sub + round_down(sub, win);
+	end = first + win;
+	first = max(first, vma->vm_pgoff);
+	end = min(end, vma->vm_pgoff + vma_pages(vma));
+	*lo = sub - (vmf->pgoff - first);
+	return end - first;
+}
+
+/* Address of small page @i of the faulting GPS page. */
+static unsigned long gps_sub_addr(struct vm_fault *vmf, unsigned int sub,
+				  unsigned int i)
+{
+	return (vmf->address & PAGE_MASK) + ((long)i - sub) * PAGE_SIZE;
+}
+
+/*
+ * Map the window's other small pages read-only (a PTE already there
+ * stays).  Caller holds sub_sem, so @r stays the view's target.
+ */
+static void gps_map_around(struct vm_fault *vmf, struct gps_replica *r,
+			   unsigned int sub, unsigned int lo, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = lo; i < lo + n; i++)
+		if (i != sub)
+			vm_insert_page(vmf->vma, gps_sub_addr(vmf, sub, i),
+				       r->pages[i]);
 }
 
 static vm_fault_t gps_fault(struct vm_fault *vmf)
@@ -68,12 +126,133 @@ static vm_fault_t gps_fault(struct vm_fault *vmf)
 	get_page(page);
 	set_bit(view, &r->mapped_views);
 	lock_page(page);
+	if (!(vmf->flags & FAULT_FLAG_WRITE) && a->nr_sub > 1) {
+		unsigned int lo, n = gps_window(vmf, a, sub, &lo);
+
+		gps_map_around(vmf, r, sub, lo, n);
+	}
 	up_read(&a->sub_sem);
 
 	if (!(vmf->flags & FAULT_FLAG_WRITE))
 		atomic64_inc(&gps_devs[view].stats.read_faults);
 	vmf->page = page;
 	return VM_FAULT_LOCKED;
+}
+
+/* What gps_mkwrite_pte() makes writable: captured pages of one chunk. */
+struct gps_capture {
+	struct vm_area_struct *vma;
+	unsigned long base;		/* address of small page 0 */
+	struct gps_replica *r;
+	unsigned long *captured;	/* small pages locked, twinned, dirty */
+};
+
+/*
+ * Make a read-only PTE of a captured page writable, young and clean:
+ * the store that dirties it goes through without a fault, and the
+ * hardware's dirty bit records it.  Under the PTE lock.  Cleared and set
+ * again, not modified in place, so that the page table check counts it
+ * as one mapping throughout.
+ */
+static int gps_mkwrite_pte(pte_t *ptep, unsigned long addr, void *data)
+{
+	struct gps_capture *c = data;
+	unsigned int i = (addr - c->base) >> PAGE_SHIFT;
+	struct mm_struct *mm = c->vma->vm_mm;
+	pte_t pte = ptep_get(ptep);
+
+	if (!test_bit(i, c->captured) || !pte_present(pte) || pte_write(pte) ||
+	    pte_pfn(pte) != page_to_pfn(c->r->pages[i]))
+		return 0;
+	pte = pte_mkyoung(ptep_get_and_clear(mm, addr, ptep));
+	/* The VMA is writable and never a shadow stack (gps_mmap()). */
+#ifdef GPS_HAVE_PTE_MKWRITE_NOVMA
+	pte = pte_mkwrite_novma(pte);
+#else
+	pte = pte_mkwrite(pte);
+#endif
+	set_pte_at(mm, addr, ptep, pte);
+	return 0;
+}
+
+#define GPS_CAPTURE_CHUNK	16
+
+/*
+ * Capture small pages [@lo, @lo + @n) but @sub of @r for @view at one
+ * write fault, GPS_CAPTURE_CHUNK at a time: lock each (trylock), give it
+ * a twin, set its dirty bit, then map it writable in the faulting VMA.
+ * Pages busy or without memory for a twin are left to fault alone.
+ * Caller holds sub_sem for reading and @sub's page lock.
+ */
+static void gps_capture_around(struct vm_fault *vmf, struct gps_replica *r,
+			       int view, unsigned int sub, unsigned int lo,
+			       unsigned int n)
+{
+	DECLARE_BITMAP(captured, GPS_PAGE_2M / PAGE_SIZE);
+	struct page *twins[GPS_CAPTURE_CHUNK];
+	struct gps_gpage *gp = gps_gpage(r->alloc, r->gidx);
+	struct gps_capture c = {
+		.vma = vmf->vma,
+		.base = gps_sub_addr(vmf, sub, 0),
+		.r = r,
+		.captured = captured,
+	};
+	unsigned int s, i, end, done = 0, new_twins = 0;
+
+	bitmap_zero(captured, GPS_PAGE_2M / PAGE_SIZE);
+	for (s = lo; s < lo + n; s = end) {
+		end = min(s + GPS_CAPTURE_CHUNK, lo + n);
+		for (i = s; i < end; i++) {
+			twins[i - s] = NULL;
+			if (i == sub || !trylock_page(r->pages[i]))
+				continue;
+			__set_bit(i, captured);
+			if (!READ_ONCE(r->twins[i]))
+				twins[i - s] = alloc_pages_node(
+					gps_devs[r->dev].nid,
+					GFP_HIGHUSER | __GFP_ACCOUNT |
+					__GFP_NOWARN | __GFP_NORETRY, 0);
+		}
+
+		spin_lock(&gp->lock);
+		i = s;
+		for_each_set_bit_from(i, captured, end) {
+			if (!r->twins[i] && !twins[i - s]) {
+				__clear_bit(i, captured);
+				unlock_page(r->pages[i]);
+				continue;
+			}
+			if (!r->twins[i]) {
+				copy_highpage(twins[i - s], r->pages[i]);
+				r->twins[i] = twins[i - s];
+				twins[i - s] = NULL;
+				new_twins++;
+			}
+			set_bit(i, r->dirty);
+			done++;
+		}
+		/* A harvest may have taken r off the list meanwhile. */
+		gps_mark_dirty(r);
+		spin_unlock(&gp->lock);
+		for (i = s; i < end; i++)
+			if (twins[i - s])
+				put_page(twins[i - s]);
+
+		i = s;
+		for_each_set_bit_from(i, captured, end)
+			vm_insert_page(vmf->vma, gps_sub_addr(vmf, sub, i),
+				       r->pages[i]);
+		apply_to_existing_page_range(vmf->vma->vm_mm,
+					     gps_sub_addr(vmf, sub, s),
+					     (end - s) << PAGE_SHIFT,
+					     gps_mkwrite_pte, &c);
+		i = s;
+		for_each_set_bit_from(i, captured, end)
+			unlock_page(r->pages[i]);
+	}
+	atomic64_add(new_twins, &gps_twin_pages);
+	atomic64_add(new_twins, &gps_devs[r->dev].stats.twin_pages);
+	atomic64_add(done, &gps_devs[view].stats.pages_captured);
 }
 
 static vm_fault_t gps_page_mkwrite(struct vm_fault *vmf)
@@ -83,7 +262,7 @@ static vm_fault_t gps_page_mkwrite(struct vm_fault *vmf)
 	struct gps_replica *r;
 	struct gps_gpage *gp;
 	unsigned long gidx;
-	unsigned int sub;
+	unsigned int sub, lo, n = 0;
 	int view, owner;
 
 	gps_view_pos(a, vmf->pgoff, &view, &gidx, &sub);
@@ -137,7 +316,15 @@ retry:
 	}
 	set_bit(sub, r->dirty);
 	gps_mark_dirty(r);
+	/* A narrow replica widens at its second small page of the epoch. */
+	if (a->nr_sub > 1 && r->narrow &&
+	    bitmap_weight(r->dirty, a->nr_sub) > 1)
+		r->narrow = false;
+	if (a->nr_sub > 1 && !r->narrow)
+		n = gps_window(vmf, a, sub, &lo);
 	spin_unlock(&gp->lock);
+	if (n > 1)
+		gps_capture_around(vmf, r, view, sub, lo, n);
 	up_read(&a->sub_sem);
 
 	if (twin)
@@ -195,10 +382,13 @@ int gps_mmap(struct file *file, struct vm_area_struct *vma)
 	if (!a)
 		return -EINVAL;
 #ifdef GPS_HAVE_VM_FLAGS_SET
-	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY);
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY |
+		     VM_MIXEDMAP);
 #else
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY;
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY |
+			 VM_MIXEDMAP;
 #endif
+	/* VM_MIXEDMAP: capture maps pages with vm_insert_page() in faults. */
 	vma->vm_ops = &gps_vm_ops;
 	vma->vm_private_data = a;	/* reference from gps_alloc_find_view */
 	return 0;

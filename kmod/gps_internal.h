@@ -94,6 +94,7 @@ struct gps_queue {
 struct gps_dev_stats {
 	atomic64_t read_faults;
 	atomic64_t write_faults;
+	atomic64_t pages_captured;	/* taken along by a write fault */
 	atomic64_t pages_harvested;
 	atomic64_t blocks_queued;
 	atomic64_t blocks_merged;
@@ -148,6 +149,7 @@ struct gps_replica {
 	unsigned long gidx;		/* GPS page index */
 	int dev;			/* owner device */
 	unsigned long mapped_views;	/* views that may map these pages */
+	bool narrow;			/* last harvest: one small page written */
 	unsigned long *dirty;		/* small pages writable since harvest */
 	struct page **twins;		/* snapshot per dirty small page */
 	struct page *pages[];		/* nr_sub small pages */
@@ -199,6 +201,7 @@ struct gps_knobs {
 	unsigned int track_policy;	/* GPS_TRACK_POLICY_* */
 	u64 link_bandwidth;		/* bytes/s of each device's link, 0: unlimited */
 	u64 link_latency_ns;		/* added before a fence returns */
+	unsigned int capture_bytes;	/* mapped/captured per fault, 0: GPS page */
 };
 
 #define GPS_TRACK_POLICY_TOUCHED	0	/* the paper: read or written */

@@ -117,6 +117,14 @@ static int gps_check_link_bandwidth(struct gps_knobs *new)
 	return new->link_bandwidth && new->link_bandwidth < 1000 ? -EINVAL : 0;
 }
 
+/* 0 (the whole GPS page) or a power of two from PAGE_SIZE to 2 MiB. */
+static int gps_check_capture_bytes(struct gps_knobs *new)
+{
+	unsigned int c = new->capture_bytes;
+
+	return !c || (is_power_of_2(c) && c >= PAGE_SIZE) ? 0 : -EINVAL;
+}
+
 static const char * const gps_track_policies[] = {
 	[GPS_TRACK_POLICY_TOUCHED] = "touched",
 	[GPS_TRACK_POLICY_READ] = "read",
@@ -144,6 +152,8 @@ static struct gps_knob gps_knob_table[] = {
 		 GPS_KNOB_LINK_RESET | GPS_KNOB_WAKE,
 		 gps_check_link_bandwidth),
 	GPS_KNOB(link_latency_ns, GPS_KNOB_U64, 0, NSEC_PER_SEC, 0, NULL),
+	GPS_KNOB(capture_bytes, GPS_KNOB_UINT, 0, GPS_PAGE_2M, 0,
+		 gps_check_capture_bytes),
 };
 
 static void *gps_knob_field(const struct gps_knob *k, struct gps_knobs *knobs)

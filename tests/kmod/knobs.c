@@ -42,6 +42,7 @@ static const struct knob {
 	{ "node_reserve_bytes", 0, ~0ULL, 1 },
 	{ "link_bandwidth", 0, 1000000000000ULL, 1 },
 	{ "link_latency_ns", 0, 1000000000ULL, 1 },
+	{ "capture_bytes", 0, 2097152, 0 },
 };
 
 #define NR_KNOBS	(sizeof(knobs) / sizeof(knobs[0]))
