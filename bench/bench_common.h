@@ -99,6 +99,16 @@ static inline int bench_knob_get(const char *name, char *buf, size_t len)
 	}
 	fclose(f);
 	buf[strcspn(buf, "\n")] = '\0';
+	/* a word knob reads "[current] other": keep the current word, which
+	 * is also what writing it back takes */
+	if (strchr(buf, '[')) {
+		char *b = strchr(buf, '['), *e = strchr(b, ']');
+
+		if (e) {
+			*e = '\0';
+			memmove(buf, b + 1, strlen(b + 1) + 1);
+		}
+	}
 	return 0;
 }
 

@@ -1,115 +1,108 @@
 // SPDX-License-Identifier: MIT
 /*
- * paradigms: the paper's workloads (simplified) in the paper's multi-GPU
+ * paradigms: the paper's eight workloads in the paper's multi-GPU
  * programming paradigms, side by side in one run (Figures 8-11, 13, 14).
  *
- * Workloads, each a double-buffered float array cut into contiguous
- * slices, one per device (one "iteration" = two sweeps, A -> B -> A):
+ * This file is the driver: the paradigms, timing, byte accounting and
+ * records.  The workloads are in bench/workloads/, one file each, behind
+ * the interface of bench/workload.h: shared buffers, an iteration of
+ * phases (kernel boundaries), a slice kernel per device and phase, and
+ * what each device reads and writes in each phase.
  *
- *   jacobi    2-D five-point Jacobi stencil on a rows x cols grid with
- *             fixed borders, split by rows: each device reads one halo
- *             row of each neighbour (peer-to-peer).
- *   pagerank  pull PageRank on a synthetic graph (fixed seed): every
- *             vertex has `degree` in-edges, most from within +-32
- *             vertices, one in eight from a random vertex of one of two
- *             "partner" blocks of its block (irregular all-to-some).
+ *   jacobi pagerank pagerank-push sssp als ct b2reqwp diffusion hit
  *
- * Paradigms:
+ * Paradigms (Documentation/benchmarks.rst says exactly what each does):
  *
- *   single    one device, conventional memory: the reference result and
- *             the baseline of every speedup.
- *   memcpy    each device computes on its own full copy in conventional
- *             memory on its node; after each sweep the chunks of the new
- *             slice that another device reads are copied to it with
- *             gpsMemcpy (bulk, at kernel boundaries, no overlap).
- *   gps-auto  GPS memory, tracking around the first iteration: each
- *             device stays subscribed to what it read (Fig. 11 "with").
- *   gps-all   GPS memory, every device subscribed to everything, no
- *             tracking (Fig. 11 "without subscription").
- *   um        unified memory with hints: managed memory, each slice given
- *             its writer as preferred location and prefetched there; the
- *             other devices load their halo remotely (the paper's UM with
- *             hints, which with accessed-by is remote demand loads).
- *   home      one conventional copy on device 0; every other device loads
- *             and stores remotely.
+ *   single         one device, conventional memory: the reference result
+ *                  and the baseline of every speedup
+ *   memcpy         the paper's: every buffer duplicated on every device
+ *                  (conventional memory on its node); after each phase
+ *                  each device's new data is broadcast to every other
+ *                  device with gpsMemcpyAsync, no overlap with compute
+ *   memcpy-needed  the same, but only the 4 KiB chunks of the new data
+ *                  that the receiver reads: the lower bound of bulk copies
+ *   ideal          not a run: memcpy's time minus its transfer time (the
+ *                  paper's "infinite bandwidth")
+ *   gps-auto       GPS memory, tracking around the first iteration, the
+ *                  driver's knobs as they are (gps's own best mode)
+ *   gps-paper      the same in the paper's mode: bulk_blocks=0 (every
+ *                  changed block through the write queue) and
+ *                  track_policy=touched (subscribe by touch)
+ *   gps-all        GPS memory, every device subscribed to every page
+ *   um             unified memory with the paper's hints: managed memory,
+ *                  preferred location = the writer, and before every
+ *                  phase a prefetch of each device's remote reads to it
+ *                  and of its writes back to it (the library's
+ *                  move_pages, charged to the link); what a device then
+ *                  finds elsewhere it loads remotely (modelled)
+ *   rdl            remote demand loads: each GPS page has one copy, on
+ *                  the device that writes it (a manual GPS allocation
+ *                  with that device as the only subscriber); loads of
+ *                  another device's data go to its memory (modelled)
+ *   home           one conventional copy on device 0 for everyone
  *
- * Every paradigm's final array is compared bit for bit with single's; a
- * difference prints verify=FAIL and makes the exit status 1.  One
- * key=value record per line (tools/gps-plot turns them into tables):
- * time_s and bytes_moved cover the iterations after the first (which
- * holds the tracking of gps-auto), time_first_s the first.
+ * Every paradigm's buffers are compared with single's after the run (bit
+ * for bit, or within the workload's stated tolerance); a difference
+ * prints verify=FAIL and makes the exit status 1.  One key=value record
+ * per line (tools/gps-plot reads them); time_s and the bytes cover the
+ * iterations after the first (which holds the tracking of the gps
+ * paradigms), time_first_s the first.
+ *
+ * Bytes (bytes_src): counted (what gpsMemcpy was given; the driver's
+ * per-node traffic counters for GPS), model (remote loads and stores as
+ * 128-byte lines, each line once per phase and device, plus um's page
+ * migrations), and for every multi-device record bytes_needed, the
+ * workload's exact count of the bytes a device read that another device
+ * wrote.  Modelled bytes are charged to the same link model as the
+ * driver's pushes and the library's copies (link_bandwidth,
+ * link_latency_ns): after each phase the run waits until the busiest
+ * source's link would have carried its bytes.
  *
  * Sweeps (need root; every knob changed is restored at exit):
- *   -L ratios   link model (Fig. 13): measure local memcpy bandwidth of
- *               device 0, then for each local:remote ratio R set
- *               link_bandwidth = local / R (R = 0: unlimited) and run the
- *               paradigms.  The memcpy paradigm is charged the same model
- *               by this program (the driver only delays its own pushes).
- *   -Q caps     write queue (Fig. 14): bulk_blocks = 0, and for each
- *               queue_capacity run the GPS paradigms; hit_rate =
- *               blocks_merged / (blocks_merged + blocks_queued).
+ *   -L ratios   link model (Fig. 13): link_bandwidth = local / R
+ *   -Q caps     write queue (Fig. 14): bulk_blocks = 0, queue_capacity
  *
  *   paradigms [-q] [-d devices] [-w workloads] [-p paradigms] [-i iters]
- *             [-r rows] [-c cols] [-V vertices] [-k degree]
+ *             [-z size] [-r rows] [-c cols] [-V vertices] [-k degree]
  *             [-L ratios] [-l latency_ns] [-Q capacities]
  */
 #define BENCH_NAME "paradigms"
 #include <stdint.h>
 
 #include "bench_common.h"
+#include "workload.h"
 
-#define PR_TILE		256	/* vertices per kernel thread */
-#define PR_LOCAL	32	/* local in-edges come from v +- PR_LOCAL */
-#define PR_PARTNERS	2	/* partner blocks per block */
-#define PR_CHUNK	1024	/* memcpy granularity, vertices (4 KiB) */
-#define PR_DAMP		0.85f
+#define LINE		128	/* bytes of a modelled remote access */
+#define UM_PAGE		4096	/* bytes of a managed page */
+#define CHUNK		4096	/* memcpy-needed granularity */
+#define NOBODY		0xff
+#define WPL		(LINE / WL_WORD)	/* words per line */
 
 enum paradigm {
-	P_SINGLE, P_MEMCPY, P_GPS_AUTO, P_GPS_ALL, P_UM, P_HOME, P_NR
+	P_SINGLE, P_MEMCPY, P_MEMCPY_NEEDED, P_GPS_AUTO, P_GPS_PAPER,
+	P_GPS_ALL, P_UM, P_RDL, P_HOME, P_NR
 };
 
 static const char *const pnames[P_NR] = {
-	"single", "memcpy", "gps-auto", "gps-all", "um", "home",
+	"single", "memcpy", "memcpy-needed", "gps-auto", "gps-paper",
+	"gps-all", "um", "rdl", "home",
 };
 
-struct workload {
-	const char *name;
-	int is_jacobi;
-	size_t n;		/* floats in the state array */
-	size_t chunk;		/* floats per chunk: partition unit */
-	size_t nchunks;
-	float *init;		/* initial state, n floats */
-	/* jacobi */
-	size_t rows, cols;
-	/* pagerank: in-edges in CSR, by destination */
-	size_t nv, degree, block;
-	uint32_t *rowptr, *col;
-	float *invout;		/* 1 / out-degree (0: no out-edges) */
-	/* single's result and time */
-	float *ref;
-	double t_single;
+static const struct wl_ops *const all_workloads[] = {
+	&wl_jacobi, &wl_pagerank, &wl_pagerank_push, &wl_sssp, &wl_als,
+	&wl_ct, &wl_b2reqwp, &wl_diffusion, &wl_hit,
 };
+#define NWL	(int)(sizeof(all_workloads) / sizeof(all_workloads[0]))
 
 /* what one run of one paradigm measured */
 struct result {
 	double t_first, t;
-	double copy_s, link_wait_s;	/* memcpy: exchange and modelled link */
-	unsigned long long bytes;
-	const char *bytes_src;		/* debugfs, counted, estimate */
+	double copy_s, link_wait_s;	/* exchange and modelled link */
+	unsigned long long bytes, migrated, needed;
+	const char *bytes_src;		/* counted, model, none */
 	struct bench_counters cnt;
 	char subs[256];
 	int verified;			/* 1 ok, 0 fail, -1 not checked */
-};
-
-struct kargs {
-	const float *in;	/* translated */
-	float *out;		/* translated */
-	size_t lo, hi;		/* owned floats */
-	size_t rows, cols;	/* jacobi */
-	const uint32_t *rowptr;	/* pagerank: this slice, relative */
-	const uint32_t *col;
-	const float *invout;	/* this slice */
-	float base;
 };
 
 static int ndev;
@@ -118,325 +111,404 @@ static int exit_status;
 static char tags[160] = "sweep=none";
 
 /* ------------------------------------------------------------------ */
-/* kernels                                                             */
+/* helpers the workloads use                                           */
 /* ------------------------------------------------------------------ */
 
-/* one thread per row of the slice */
-static void jacobi_kernel(void *p)
+void *wl_host_alloc(size_t bytes)
 {
-	const struct kargs *a = p;
-	size_t r = a->lo / a->cols + gpsBlockIdx().x, c, C = a->cols;
-	const float *in = a->in;
-	float *out = a->out;
+	void *p;
 
-	if (r * C >= a->hi)
-		return;
-	if (r == 0 || r == a->rows - 1) {
-		memcpy(out + r * C, in + r * C, C * sizeof(float));
+	CHECK(gpsMallocHost(&p, bytes ? bytes : 1));
+	memset(p, 0, bytes);
+	return p;
+}
+
+void wl_host_free(void *p)
+{
+	CHECK(gpsFreeHost(p));
+}
+
+void *wl_xmalloc(size_t bytes)
+{
+	return bench_xmalloc(bytes);
+}
+
+void wl_launch(gpsKernel_t fn, unsigned int blocks, const gpsKernelArgs *a,
+	       gpsStream_t s)
+{
+	CHECK(gpsLaunchKernel(fn, gpsDim(blocks, 1, 1), gpsDim(1, 1, 1), a,
+			      s));
+}
+
+/* ------------------------------------------------------------------ */
+/* the plan: who reads and writes what, derived once per device count  */
+/* ------------------------------------------------------------------ */
+
+struct span {
+	int buf;
+	size_t off, len;
+};
+
+struct spans {
+	struct span *v;
+	size_t n, cap;
+};
+
+/* a list of (buffer << 28 | index) of lines or pages */
+struct idx {
+	uint32_t *v;
+	size_t n, cap;
+};
+
+struct plan {
+	int nd, nph;
+	struct wl_access *rd, *wr;	/* [ph * nd + d] */
+	uint8_t *owner[WL_MAX_BUF];	/* per word: its writer, NOBODY */
+	unsigned long long *exact;	/* [ph * nd + e]: bytes_needed */
+	unsigned long long *rdl;	/* [ph * nd + s]: lines s serves */
+	unsigned long long *home;	/* [ph * nd + s] */
+	struct spans *bcast;		/* [ph * nd + d]: d's new data */
+	struct spans *needed;		/* [(ph * nd + d) * nd + e] */
+	struct spans *own;		/* [d]: what d writes (any phase) */
+	struct spans unowned;		/* words no device writes */
+	struct idx *rlines, *wlines;	/* [ph * nd + e]: um's loads, stores */
+	struct idx *umr, *umw;		/* [ph * nd + e]: um's prefetches */
+};
+
+static void spans_add(struct spans *s, int buf, size_t off, size_t len)
+{
+	if (s->n && s->v[s->n - 1].buf == buf &&
+	    s->v[s->n - 1].off + s->v[s->n - 1].len == off) {
+		s->v[s->n - 1].len += len;
 		return;
 	}
-	out[r * C] = in[r * C];
-	for (c = 1; c < C - 1; c++)
-		out[r * C + c] = 0.25f * (in[(r - 1) * C + c] +
-					  in[(r + 1) * C + c] +
-					  in[r * C + c - 1] + in[r * C + c + 1]);
-	out[r * C + C - 1] = in[r * C + C - 1];
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 16;
+		s->v = realloc(s->v, s->cap * sizeof(*s->v));
+		if (!s->v) {
+			fprintf(stderr, "paradigms: out of memory\n");
+			exit(2);
+		}
+	}
+	s->v[s->n++] = (struct span){ buf, off, len };
 }
 
-/* contribution form: state[v] = rank[v] / outdeg[v], so that a device
- * reads only the state of its in-neighbours */
-static void pagerank_kernel(void *p)
+static void idx_add(struct idx *x, int buf, size_t i)
 {
-	const struct kargs *a = p;
-	size_t v0 = a->lo + (size_t)gpsBlockIdx().x * PR_TILE, v, e;
-	size_t v1 = v0 + PR_TILE < a->hi ? v0 + PR_TILE : a->hi;
+	if (x->n == x->cap) {
+		x->cap = x->cap ? 2 * x->cap : 64;
+		x->v = realloc(x->v, x->cap * sizeof(*x->v));
+		if (!x->v) {
+			fprintf(stderr, "paradigms: out of memory\n");
+			exit(2);
+		}
+	}
+	x->v[x->n++] = (uint32_t)buf << 28 | (uint32_t)i;
+}
 
-	for (v = v0; v < v1; v++) {
-		size_t i = v - a->lo;
-		float sum = 0.0f;
+static size_t nwords(const struct wl *w, int b)
+{
+	return w->buf[b].bytes / WL_WORD;
+}
 
-		for (e = a->rowptr[i]; e < a->rowptr[i + 1]; e++)
-			sum += a->in[a->col[e]];
-		a->out[v] = (a->base + PR_DAMP * sum) * a->invout[i];
+static void access_alloc(const struct wl *w, struct wl_access *a)
+{
+	int b;
+
+	for (b = 0; b < w->nbuf; b++) {
+		a->words[b] = nwords(w, b);
+		a->bits[b] = bench_xmalloc((a->words[b] + 7) / 8 + 8);
 	}
 }
 
-/* ------------------------------------------------------------------ */
-/* workloads                                                           */
-/* ------------------------------------------------------------------ */
-
-static uint64_t rng_state;
-
-static uint64_t rng(void)
+/* maximal runs of marked words of @a, as byte spans */
+static void access_runs(const struct wl *w, const struct wl_access *a,
+			struct spans *out)
 {
-	/* splitmix64: fixed seed, same graph for every device count */
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+	int b;
 
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	for (b = 0; b < w->nbuf; b++) {
+		size_t i = 0, n = a->words[b];
+
+		while (i < n) {
+			size_t j;
+
+			if (!(i & 7) && !a->bits[b][i >> 3]) {
+				i += 8;
+				continue;
+			}
+			if (!wl_marked(a, b, i)) {
+				i++;
+				continue;
+			}
+			for (j = i; j < n && wl_marked(a, b, j); j++)
+				if (!(j & 7) && a->bits[b][j >> 3] == 0xff &&
+				    j + 8 <= n)
+					j += 7;
+			spans_add(out, b, i * WL_WORD, (j - i) * WL_WORD);
+			i = j;
+		}
+	}
 }
 
-static void jacobi_setup(struct workload *w, size_t rows, size_t cols)
+/* any marked word in words [w0, w0 + n) of buffer b */
+static int access_any(const struct wl_access *a, int b, size_t w0, size_t n)
 {
 	size_t i;
 
-	w->name = "jacobi";
-	w->is_jacobi = 1;
-	w->rows = rows;
-	w->cols = cols;
-	w->n = rows * cols;
-	w->chunk = cols;
-	w->nchunks = rows;
-	w->init = bench_xmalloc(w->n * sizeof(float));
-	for (i = 0; i < w->n; i++)
-		w->init[i] = (float)((i * 2654435761u) % 1000);
-}
-
-static void pagerank_setup(struct workload *w, size_t nv, size_t degree)
-{
-	size_t nblocks, b, v, e, k;
-	uint32_t *partner, *outdeg;
-
-	w->name = "pagerank";
-	w->nv = nv;
-	w->degree = degree;
-	w->block = 16384 < nv ? 16384 : nv;	/* 64 KiB of floats */
-	w->n = nv;
-	w->chunk = PR_CHUNK < nv ? PR_CHUNK : nv;
-	w->nchunks = (nv + w->chunk - 1) / w->chunk;
-	nblocks = (nv + w->block - 1) / w->block;
-
-	rng_state = 42;
-	partner = bench_xmalloc(nblocks * PR_PARTNERS * sizeof(*partner));
-	for (b = 0; b < nblocks; b++)
-		for (k = 0; k < PR_PARTNERS; k++) {
-			uint32_t pb = (uint32_t)(rng() % nblocks);
-
-			if (nblocks > 1 && pb == b)
-				pb = (uint32_t)((pb + 1) % nblocks);
-			partner[b * PR_PARTNERS + k] = pb;
-		}
-	w->rowptr = bench_xmalloc((nv + 1) * sizeof(uint32_t));
-	w->col = bench_xmalloc(nv * degree * sizeof(uint32_t));
-	outdeg = bench_xmalloc(nv * sizeof(*outdeg));
-	for (v = 0, e = 0; v < nv; v++) {
-		w->rowptr[v] = (uint32_t)e;
-		for (k = 0; k < degree; k++, e++) {
-			uint64_t r = rng();
-			size_t u;
-
-			if (r % 8 == 0) {	/* remote: a partner block */
-				size_t pb = partner[(v / w->block) *
-					PR_PARTNERS + (r >> 8) % PR_PARTNERS];
-				size_t lo = pb * w->block;
-				size_t len = nv - lo < w->block ?
-					nv - lo : w->block;
-
-				u = lo + (r >> 16) % len;
-			} else {		/* local: v +- PR_LOCAL */
-				long d = (long)((r >> 8) % (2 * PR_LOCAL)) -
-					 PR_LOCAL;
-
-				if (d >= 0)
-					d++;
-				u = (size_t)(((long)v + d + (long)nv) %
-					     (long)nv);
-			}
-			w->col[e] = (uint32_t)u;
-			outdeg[u]++;
-		}
-	}
-	w->rowptr[nv] = (uint32_t)e;
-	w->invout = bench_xmalloc(nv * sizeof(float));
-	w->init = bench_xmalloc(nv * sizeof(float));
-	for (v = 0; v < nv; v++) {
-		w->invout[v] = outdeg[v] ? 1.0f / (float)outdeg[v] : 0.0f;
-		w->init[v] = w->invout[v] / (float)nv;
-	}
-	free(outdeg);
-	free(partner);
-}
-
-/* Slice of device @d of @nd: whole chunks. */
-static void slice(const struct workload *w, int d, int nd, size_t *lo,
-		  size_t *hi)
-{
-	size_t c0 = w->nchunks * d / nd, c1 = w->nchunks * (d + 1) / nd;
-
-	*lo = c0 * w->chunk;
-	*hi = c1 * w->chunk < w->n ? c1 * w->chunk : w->n;
-}
-
-static int owner(const struct workload *w, size_t chunk, int nd)
-{
-	int d;
-
-	for (d = 0; d < nd; d++) {
-		size_t lo, hi;
-
-		slice(w, d, nd, &lo, &hi);
-		if (chunk * w->chunk >= lo && chunk * w->chunk < hi)
-			return d;
-	}
-	return nd - 1;
-}
-
-/*
- * need[d * nchunks + c]: device d reads chunk c, owned by another device.
- * remote[d]: distinct floats d reads from other devices' slices.
- */
-static void needs(const struct workload *w, int nd, unsigned char *need,
-		  size_t *remote)
-{
-	int d;
-
-	memset(need, 0, (size_t)nd * w->nchunks);
-	for (d = 0; d < nd; d++) {
-		size_t lo, hi, v, e, c;
-
-		slice(w, d, nd, &lo, &hi);
-		remote[d] = 0;
-		if (w->is_jacobi) {
-			c = lo / w->cols;
-			if (lo < hi && c > 0 && c < w->rows - 1) {
-				need[d * w->nchunks + c - 1] = 1;
-				remote[d] += w->cols;
-			}
-			c = hi / w->cols;
-			if (lo < hi && c < w->rows && c >= 2) {
-				need[d * w->nchunks + c] = 1;
-				remote[d] += w->cols;
-			}
+	if (w0 + n > a->words[b])
+		n = a->words[b] > w0 ? a->words[b] - w0 : 0;
+	for (i = 0; i < n; i++) {
+		if (!((w0 + i) & 7) && i + 8 <= n &&
+		    !a->bits[b][(w0 + i) >> 3]) {
+			i += 7;
 			continue;
 		}
-		{
-			unsigned char *seen = bench_xmalloc(w->nv);
+		if (wl_marked(a, b, w0 + i))
+			return 1;
+	}
+	return 0;
+}
 
-			for (v = lo; v < hi; v++)
-				for (e = w->rowptr[v]; e < w->rowptr[v + 1];
-				     e++) {
-					size_t u = w->col[e];
+static void plan_build(struct plan *pl, struct wl *w, int nd)
+{
+	int nph = w->nphases, ph, d, e, b;
+	size_t i, k;
+	uint8_t *needc[WL_MAX_DEV][WL_MAX_BUF];
 
-					if (u >= lo && u < hi)
+	memset(pl, 0, sizeof(*pl));
+	pl->nd = nd;
+	pl->nph = nph;
+	pl->rd = bench_xmalloc((size_t)nph * nd * sizeof(*pl->rd));
+	pl->wr = bench_xmalloc((size_t)nph * nd * sizeof(*pl->wr));
+	for (ph = 0; ph < nph; ph++)
+		for (d = 0; d < nd; d++) {
+			struct wl_access *r = &pl->rd[ph * nd + d];
+			struct wl_access *wr = &pl->wr[ph * nd + d];
+
+			access_alloc(w, r);
+			access_alloc(w, wr);
+			w->ops->reads(w, ph, d, nd, r);
+			w->ops->writes(w, ph, d, nd, wr);
+		}
+	/* owners */
+	for (b = 0; b < w->nbuf; b++) {
+		pl->owner[b] = bench_xmalloc(nwords(w, b) + 1);
+		memset(pl->owner[b], NOBODY, nwords(w, b));
+		for (ph = 0; ph < nph; ph++)
+			for (d = 0; d < nd; d++) {
+				const struct wl_access *a = &pl->wr[ph * nd + d];
+
+				for (i = 0; i < nwords(w, b); i++)
+					if (pl->owner[b][i] == NOBODY &&
+					    wl_marked(a, b, i))
+						pl->owner[b][i] = (uint8_t)d;
+			}
+	}
+	pl->own = bench_xmalloc((size_t)nd * sizeof(*pl->own));
+	for (b = 0; b < w->nbuf; b++) {
+		size_t n = nwords(w, b), j;
+
+		for (i = 0; i < n; i = j) {
+			for (j = i; j < n && pl->owner[b][j] == pl->owner[b][i];
+			     j++)
+				;
+			spans_add(pl->owner[b][i] == NOBODY ? &pl->unowned :
+				  &pl->own[pl->owner[b][i]], b, i * WL_WORD,
+				  (j - i) * WL_WORD);
+		}
+	}
+
+	pl->exact = bench_xmalloc((size_t)nph * nd * sizeof(*pl->exact));
+	pl->rdl = bench_xmalloc((size_t)nph * nd * sizeof(*pl->rdl));
+	pl->home = bench_xmalloc((size_t)nph * nd * sizeof(*pl->home));
+	pl->rlines = bench_xmalloc((size_t)nph * nd * sizeof(*pl->rlines));
+	pl->wlines = bench_xmalloc((size_t)nph * nd * sizeof(*pl->wlines));
+	pl->umr = bench_xmalloc((size_t)nph * nd * sizeof(*pl->umr));
+	pl->umw = bench_xmalloc((size_t)nph * nd * sizeof(*pl->umw));
+	for (e = 0; e < nd; e++)
+		for (b = 0; b < w->nbuf; b++)
+			needc[e][b] = bench_xmalloc(w->buf[b].bytes / CHUNK + 1);
+	for (ph = 0; ph < nph; ph++)
+		for (e = 0; e < nd; e++) {
+			const struct wl_access *r = &pl->rd[ph * nd + e];
+			const struct wl_access *wr = &pl->wr[ph * nd + e];
+			size_t x = (size_t)ph * nd + e;
+
+			for (b = 0; b < w->nbuf; b++) {
+				size_t n = nwords(w, b);
+				size_t lines = (n + WPL - 1) / WPL;
+				size_t pages = (w->buf[b].bytes + UM_PAGE - 1) /
+					       UM_PAGE;
+				size_t ppl = UM_PAGE / LINE, pg;
+
+				for (k = 0; k < lines; k++) {
+					uint64_t srcs = 0;
+					size_t i0 = k * WPL;
+					int s;
+
+					if (access_any(wr, b, i0, WPL))
+						idx_add(&pl->wlines[x], b, k);
+					if (!access_any(r, b, i0, WPL))
 						continue;
-					need[d * w->nchunks + u / w->chunk] = 1;
-					if (!seen[u]) {
-						seen[u] = 1;
-						remote[d]++;
+					idx_add(&pl->rlines[x], b, k);
+					for (i = i0; i < i0 + WPL && i < n;
+					     i++) {
+						uint8_t o = pl->owner[b][i];
+
+						if (!wl_marked(r, b, i) ||
+						    o == NOBODY || o == e)
+							continue;
+						srcs |= 1ull << o;
+						pl->exact[x] += WL_WORD;
+						needc[e][b][i * WL_WORD /
+							    CHUNK] = 1;
+					}
+					for (s = 0; s < nd; s++)
+						if (srcs >> s & 1)
+							pl->rdl[(size_t)ph *
+								nd + s] += LINE;
+					if (e)
+						pl->home[(size_t)ph * nd] +=
+							LINE;
+				}
+				/* pages: remote reads, writes */
+				for (pg = 0; pg < pages; pg++) {
+					int rem = 0;
+
+					for (k = pg * ppl; k < (pg + 1) * ppl &&
+					     k < lines && !rem; k++)
+						for (i = k * WPL; i < (k + 1) *
+						     WPL && i < n; i++)
+							if (wl_marked(r, b, i) &&
+							    pl->owner[b][i] != e) {
+								rem = 1;
+								break;
+							}
+					if (rem)
+						idx_add(&pl->umr[x], b, pg);
+					if (access_any(wr, b, pg * UM_PAGE /
+						       WL_WORD, UM_PAGE /
+						       WL_WORD))
+						idx_add(&pl->umw[x], b, pg);
+				}
+			}
+			/* home: remote stores of e */
+			if (e)
+				pl->home[x] += LINE * pl->wlines[x].n;
+		}
+	/* broadcast and needed spans */
+	pl->bcast = bench_xmalloc((size_t)nph * nd * sizeof(*pl->bcast));
+	pl->needed = bench_xmalloc((size_t)nph * nd * nd *
+				   sizeof(*pl->needed));
+	for (ph = 0; ph < nph; ph++)
+		for (d = 0; d < nd; d++) {
+			struct spans *bc = &pl->bcast[ph * nd + d];
+
+			access_runs(w, &pl->wr[ph * nd + d], bc);
+			for (e = 0; e < nd; e++) {
+				struct spans *nd_ = &pl->needed[((size_t)ph *
+							nd + d) * nd + e];
+
+				if (e == d)
+					continue;
+				for (k = 0; k < bc->n; k++) {
+					const struct span *s = &bc->v[k];
+					size_t off = s->off, end = s->off +
+						     s->len;
+
+					while (off < end) {
+						size_t c = off / CHUNK;
+						size_t ce = (c + 1) * CHUNK;
+
+						if (ce > end)
+							ce = end;
+						if (needc[e][s->buf][c])
+							spans_add(nd_, s->buf,
+								  off, ce - off);
+						off = ce;
 					}
 				}
-			free(seen);
+			}
 		}
+	for (e = 0; e < nd; e++)
+		for (b = 0; b < w->nbuf; b++)
+			free(needc[e][b]);
+}
+
+static void plan_free(struct plan *pl, const struct wl *w)
+{
+	size_t x, n = (size_t)pl->nph * pl->nd;
+	int b;
+
+	for (x = 0; x < n; x++) {
+		for (b = 0; b < w->nbuf; b++) {
+			free(pl->rd[x].bits[b]);
+			free(pl->wr[x].bits[b]);
+		}
+		free(pl->bcast[x].v);
+		free(pl->rlines[x].v);
+		free(pl->wlines[x].v);
+		free(pl->umr[x].v);
+		free(pl->umw[x].v);
+	}
+	for (x = 0; x < n * pl->nd; x++)
+		free(pl->needed[x].v);
+	for (x = 0; x < (size_t)pl->nd; x++)
+		free(pl->own[x].v);
+	for (b = 0; b < w->nbuf; b++)
+		free(pl->owner[b]);
+	free(pl->unowned.v);
+	free(pl->rd);
+	free(pl->wr);
+	free(pl->exact);
+	free(pl->rdl);
+	free(pl->home);
+	free(pl->bcast);
+	free(pl->needed);
+	free(pl->own);
+	free(pl->rlines);
+	free(pl->wlines);
+	free(pl->umr);
+	free(pl->umw);
+}
+
+/* ------------------------------------------------------------------ */
+/* the link model for the bytes this program models                    */
+/* ------------------------------------------------------------------ */
+
+struct link {
+	unsigned long long bw, lat_ns;
+};
+
+/*
+ * Waits until the busiest source of @bytes (per device) would have
+ * carried them, from @t0 on: the remote accesses of a phase overlap its
+ * compute, but no phase ends before its bytes have crossed.
+ */
+static void link_charge(const struct link *l, const unsigned long long
+			*bytes, int nd, double t0, struct result *res)
+{
+	unsigned long long most = 0;
+	double need;
+	int s;
+
+	for (s = 0; s < nd; s++)
+		if (bytes[s] > most)
+			most = bytes[s];
+	if (!most || (!l->bw && !l->lat_ns))
+		return;
+	need = (l->bw ? (double)most / (double)l->bw : 0) + l->lat_ns * 1e-9;
+	need -= bench_now() - t0;
+	if (need > 0) {
+		bench_sleep(need);
+		res->link_wait_s += need;
 	}
 }
 
 /* ------------------------------------------------------------------ */
 /* one run                                                             */
 /* ------------------------------------------------------------------ */
-
-struct devdata {
-	float *a, *b;			/* state buffers as this device uses */
-	uint32_t *rowptr, *col;		/* pagerank slice, host memory */
-	float *invout;
-	size_t lo, hi;
-};
-
-static void sweep(const struct workload *w, struct devdata *dd, int nd,
-		  int to_b)
-{
-	int d;
-
-	for (d = 0; d < nd; d++) {
-		struct kargs k = {
-			.in = to_b ? dd[d].a : dd[d].b,
-			.out = to_b ? dd[d].b : dd[d].a,
-			.lo = dd[d].lo, .hi = dd[d].hi,
-			.rows = w->rows, .cols = w->cols,
-			.rowptr = dd[d].rowptr, .col = dd[d].col,
-			.invout = dd[d].invout,
-			.base = (1.0f - PR_DAMP) / (float)(w->nv ? w->nv : 1),
-		};
-		unsigned int blocks;
-
-		if (dd[d].lo >= dd[d].hi)
-			continue;
-		if (w->is_jacobi)
-			blocks = (unsigned int)((dd[d].hi - dd[d].lo) /
-						w->cols);
-		else
-			blocks = (unsigned int)((dd[d].hi - dd[d].lo +
-						 PR_TILE - 1) / PR_TILE);
-		CHECK(gpsSetDevice(d));
-		CHECK(gpsLaunchKernel(w->is_jacobi ? jacobi_kernel :
-				      pagerank_kernel,
-				      gpsDim(blocks, 1, 1), gpsDim(1, 1, 1),
-				      GPS_ARGS(&k, GPS_PTR(struct kargs, in),
-					       GPS_PTR(struct kargs, out)),
-				      streams[d]));
-	}
-	for (d = 0; d < nd; d++) {
-		CHECK(gpsSetDevice(d));
-		CHECK(gpsStreamSynchronize(streams[d]));
-	}
-}
-
-/*
- * memcpy paradigm: copy every chunk of each device's new slice that
- * another device reads, runs of chunks at a time; then, when the link
- * model is on, wait as the driver would for pushes of the same bytes
- * (each source's outgoing link, plus the latency once).
- */
-static void exchange(const struct workload *w, struct devdata *dd, int nd,
-		     int to_b, const unsigned char *need, struct result *res,
-		     unsigned long long bw, unsigned long long lat_ns)
-{
-	unsigned long long from[BENCH_MAX_DEV] = { 0 }, most = 0, total = 0;
-	double t0 = bench_now(), need_s;
-	int d, s;
-
-	for (d = 0; d < nd; d++) {
-		size_t c = 0;
-
-		CHECK(gpsSetDevice(d));
-		while (c < w->nchunks) {
-			size_t c1 = c, off, len;
-
-			if (!need[d * w->nchunks + c]) {
-				c++;
-				continue;
-			}
-			s = owner(w, c, nd);
-			while (c1 < w->nchunks && need[d * w->nchunks + c1] &&
-			       owner(w, c1, nd) == s)
-				c1++;
-			off = c * w->chunk;
-			len = (c1 * w->chunk < w->n ? c1 * w->chunk : w->n) -
-			      off;
-			CHECK(gpsMemcpy((to_b ? dd[d].b : dd[d].a) + off,
-					(to_b ? dd[s].b : dd[s].a) + off,
-					len * sizeof(float),
-					gpsMemcpyDeviceToDevice));
-			from[s] += len * sizeof(float);
-			c = c1;
-		}
-	}
-	for (s = 0; s < nd; s++) {
-		total += from[s];
-		if (from[s] > most)
-			most = from[s];
-	}
-	res->bytes += total;
-	res->copy_s += bench_now() - t0;
-	if ((bw || lat_ns) && total) {
-		need_s = (bw ? (double)most / (double)bw : 0) + lat_ns * 1e-9;
-		need_s -= bench_now() - t0;
-		if (need_s > 0) {
-			bench_sleep(need_s);
-			res->link_wait_s += need_s;
-		}
-	}
-}
 
 static void hist_string(char *out, size_t len, const unsigned long long *h,
 			int nd)
@@ -455,108 +527,300 @@ static void hist_string(char *out, size_t len, const unsigned long long *h,
 	}
 }
 
-static float *run(const struct workload *w, enum paradigm p, int nd,
-		  int iters, struct result *res)
+/* memcpy paradigms: the spans of phase @ph, every source at once */
+static void exchange(const struct wl *w, const struct plan *pl, int ph,
+		     int needed_only, void *bufs[][WL_MAX_BUF],
+		     const struct link *l, struct result *res)
 {
-	struct devdata dd[BENCH_MAX_DEV];
-	size_t bytes = w->n * sizeof(float), remote[BENCH_MAX_DEV];
-	unsigned char *need = bench_xmalloc((size_t)nd * w->nchunks);
-	unsigned long long bw = 0, lat = 0;
-	struct bench_counters c0, c1;
-	float *out, *ga = NULL, *gb = NULL;
-	int d, it, tracking = 0;
-	double t0, t1 = 0;
+	unsigned long long from[BENCH_MAX_DEV] = { 0 };
+	int nd = pl->nd, d, e;
+	double t0 = bench_now();
+	size_t k;
 
-	memset(res, 0, sizeof(*res));
-	memset(dd, 0, sizeof(dd));
-	res->verified = -1;
-	needs(w, nd, need, remote);
-	if (p == P_MEMCPY) {
-		bw = bench_knob_ull("link_bandwidth");
-		lat = bench_knob_ull("link_latency_ns");
-	}
+	(void)w;
+	for (d = 0; d < nd; d++) {
+		CHECK(gpsSetDevice(d));
+		for (e = 0; e < nd; e++) {
+			const struct spans *s = needed_only ?
+				&pl->needed[((size_t)ph * nd + d) * nd + e] :
+				&pl->bcast[ph * nd + d];
 
-	/* state buffers */
-	CHECK(gpsSetDevice(0));
-	switch (p) {
-	case P_GPS_AUTO:
-	case P_GPS_ALL:
-		CHECK(gpsMallocGPS((void **)&ga, bytes, gpsMemGPSAutomatic));
-		CHECK(gpsMallocGPS((void **)&gb, bytes, gpsMemGPSAutomatic));
-		break;
-	case P_UM:
-		CHECK(gpsMallocManaged((void **)&ga, bytes));
-		CHECK(gpsMallocManaged((void **)&gb, bytes));
-		break;
-	case P_SINGLE:
-	case P_HOME:
-		CHECK(gpsMalloc((void **)&ga, bytes));
-		CHECK(gpsMalloc((void **)&gb, bytes));
-		break;
-	default:
-		break;
+			if (e == d)
+				continue;
+			for (k = 0; k < s->n; k++) {
+				const struct span *sp = &s->v[k];
+
+				CHECK(gpsMemcpyAsync((char *)bufs[e][sp->buf] +
+						     sp->off,
+						     (char *)bufs[d][sp->buf] +
+						     sp->off, sp->len,
+						     gpsMemcpyDeviceToDevice,
+						     streams[d]));
+				from[d] += sp->len;
+			}
+		}
 	}
 	for (d = 0; d < nd; d++) {
-		slice(w, d, nd, &dd[d].lo, &dd[d].hi);
 		CHECK(gpsSetDevice(d));
-		if (p == P_MEMCPY) {
-			/* a private full copy per device, on its node */
-			CHECK(gpsMalloc((void **)&dd[d].a, bytes));
-			CHECK(gpsMalloc((void **)&dd[d].b, bytes));
-			CHECK(gpsMemcpy(dd[d].a, w->init, bytes,
-					gpsMemcpyHostToDevice));
-			CHECK(gpsMemcpy(dd[d].b, w->init, bytes,
-					gpsMemcpyHostToDevice));
-		} else {
-			dd[d].a = ga;
-			dd[d].b = gb;
-		}
-		if (!w->is_jacobi) {
-			size_t nvs = dd[d].hi - dd[d].lo, i, e0, ne;
+		CHECK(gpsStreamSynchronize(streams[d]));
+		res->bytes += from[d];
+	}
+	res->copy_s += bench_now() - t0;
+	/* libgpsu charges its copies to the link itself; this waits only
+	 * for what it would not have */
+	link_charge(l, from, nd, t0, res);
+}
 
-			e0 = w->rowptr[dd[d].lo];
-			ne = w->rowptr[dd[d].hi] - e0;
-			CHECK(gpsMallocHost((void **)&dd[d].rowptr,
-					    (nvs + 1) * sizeof(uint32_t)));
-			CHECK(gpsMallocHost((void **)&dd[d].col,
-					    (ne ? ne : 1) * sizeof(uint32_t)));
-			CHECK(gpsMallocHost((void **)&dd[d].invout,
-					    (nvs ? nvs : 1) * sizeof(float)));
-			for (i = 0; i <= nvs; i++)
-				dd[d].rowptr[i] = (uint32_t)
-					(w->rowptr[dd[d].lo + i] - e0);
-			memcpy(dd[d].col, w->col + e0, ne * sizeof(uint32_t));
-			memcpy(dd[d].invout, w->invout + dd[d].lo,
-			       nvs * sizeof(float));
+/* um: prefetch a run of pages [p0, p1) of buffer b to device d */
+static void um_prefetch(const struct wl *w, void *buf, int b, size_t p0,
+			size_t p1, int d)
+{
+	size_t off = p0 * UM_PAGE, end = p1 * UM_PAGE;
+
+	if (end > w->buf[b].bytes)
+		end = w->buf[b].bytes;
+	if (end <= off)
+		return;
+	if (gpsMemPrefetchAsync((char *)buf + off, end - off, d, streams[d]))
+		CHECK(gpsGetLastError());
+}
+
+/*
+ * um, before phase @ph: each device's remote reads to it, then each
+ * device's writes back to it (its preferred location); @loc follows
+ * where every page is.  Pages moved count as migrated bytes.
+ */
+static void um_before(const struct wl *w, const struct plan *pl, int ph,
+		      void *const *ga, uint8_t **loc, struct result *res)
+{
+	int nd = pl->nd, pass, d;
+
+	for (pass = 0; pass < 2; pass++) {
+		for (d = 0; d < nd; d++) {
+			const struct idx *x = pass ? &pl->umw[ph * nd + d] :
+					      &pl->umr[ph * nd + d];
+			size_t k, start = 0, last = 0;
+			int cur = -1;
+
+			CHECK(gpsSetDevice(d));
+			for (k = 0; k < x->n; k++) {
+				int b = (int)(x->v[k] >> 28);
+				size_t pg = x->v[k] & ((1u << 28) - 1);
+
+				if (loc[b][pg] == d)
+					continue;
+				loc[b][pg] = (uint8_t)d;
+				res->migrated += UM_PAGE;
+				if (cur == b && pg == last + 1) {
+					last = pg;
+					continue;
+				}
+				if (cur >= 0)
+					um_prefetch(w, ga[cur], cur, start,
+						    last + 1, d);
+				cur = b;
+				start = last = pg;
+			}
+			if (cur >= 0)
+				um_prefetch(w, ga[cur], cur, start, last + 1,
+					    d);
 		}
+		for (d = 0; d < nd; d++) {
+			CHECK(gpsSetDevice(d));
+			CHECK(gpsStreamSynchronize(streams[d]));
+		}
+	}
+}
+
+/* um, after phase @ph: the lines each device found elsewhere */
+static void um_after(const struct plan *pl, int ph, uint8_t **loc,
+		     unsigned long long *src)
+{
+	int nd = pl->nd, e;
+	size_t k;
+
+	for (e = 0; e < nd; e++) {
+		const struct idx *r = &pl->rlines[ph * nd + e];
+		const struct idx *wr = &pl->wlines[ph * nd + e];
+
+		for (k = 0; k < r->n; k++) {
+			int b = (int)(r->v[k] >> 28);
+			size_t pg = (r->v[k] & ((1u << 28) - 1)) * LINE /
+				    UM_PAGE;
+
+			if (loc[b][pg] != e)
+				src[loc[b][pg]] += LINE;
+		}
+		for (k = 0; k < wr->n; k++) {
+			int b = (int)(wr->v[k] >> 28);
+			size_t pg = (wr->v[k] & ((1u << 28) - 1)) * LINE /
+				    UM_PAGE;
+
+			if (loc[b][pg] != e)
+				src[e] += LINE;
+		}
+	}
+}
+
+/* owner of the first written word of [off, off + len) of buffer b, or 0 */
+static int page_owner(const struct plan *pl, const struct wl *w, int b,
+		      size_t off, size_t len)
+{
+	size_t i, n = nwords(w, b);
+
+	for (i = off / WL_WORD; i < (off + len) / WL_WORD && i < n; i++)
+		if (pl->owner[b][i] != NOBODY)
+			return pl->owner[b][i];
+	return 0;
+}
+
+/* rdl: each GPS page subscribed by its writer alone */
+static void rdl_place(const struct wl *w, const struct plan *pl, int b,
+		      void *p)
+{
+	gpsPointerAttributes at;
+	size_t ps, off, bytes = w->buf[b].bytes;
+	static int warned;
+
+	CHECK(gpsPointerGetAttributes(&at, p));
+	ps = at.gpsPageSize ? at.gpsPageSize : 65536;
+	for (off = 0; off < bytes;) {
+		int o = page_owner(pl, w, b, off, ps);
+		size_t end = off + ps;
+
+		while (end < bytes && page_owner(pl, w, b, end, ps) == o)
+			end += ps;
+		if (end > bytes)
+			end = bytes;
+		if (o && (gpsMemAdvise((char *)p + off, end - off,
+				       gpsMemAdviseGPSSubscribe, o) ||
+			  gpsMemAdvise((char *)p + off, end - off,
+				       gpsMemAdviseGPSUnsubscribe, 0)) &&
+		    !warned++)
+			fprintf(stderr, "paradigms: rdl: placement failed: %s "
+				"(the pages stay on device 0)\n",
+				gpsGetErrorString(gpsGetLastError()));
+		off = end;
+	}
+}
+
+/* gps-paper's knobs, set around the run and put back after it */
+static char saved_bulk[64], saved_policy[64];
+
+static void paper_knobs(int on)
+{
+	if (on) {
+		if (bench_knob_get("bulk_blocks", saved_bulk,
+				   sizeof(saved_bulk)) ||
+		    bench_knob_get("track_policy", saved_policy,
+				   sizeof(saved_policy))) {
+			saved_bulk[0] = '\0';
+			fprintf(stderr, "paradigms: gps-paper: no bulk_blocks "
+				"or track_policy knob: gps-auto's knobs\n");
+			return;
+		}
+		bench_knob_set("bulk_blocks", "0");
+		bench_knob_set("track_policy", "touched");
+		return;
+	}
+	if (!saved_bulk[0])
+		return;
+	bench_knob_set("bulk_blocks", "%s", saved_bulk);
+	bench_knob_set("track_policy", "%s", saved_policy);
+}
+
+static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
+		  int iters, struct result *res)
+{
+	int nd = pl->nd, nph = pl->nph, d, it, ph, b, tracking = 0;
+	void *bufs[BENCH_MAX_DEV][WL_MAX_BUF], *ga[WL_MAX_BUF] = { 0 };
+	void *priv[BENCH_MAX_DEV], **out;
+	uint8_t *loc[WL_MAX_BUF] = { 0 };
+	struct bench_counters c0, c1;
+	struct link l = { 0, 0 };
+	double t0, t1 = 0;
+	int copies = p == P_MEMCPY || p == P_MEMCPY_NEEDED;
+	size_t k;
+
+	memset(res, 0, sizeof(*res));
+	memset(bufs, 0, sizeof(bufs));
+	res->verified = -1;
+	l.bw = bench_knob_ull("link_bandwidth");
+	l.lat_ns = bench_knob_ull("link_latency_ns");
+	if (p == P_GPS_PAPER)
+		paper_knobs(1);
+
+	for (d = 0; d < nd; d++) {
+		CHECK(gpsSetDevice(d));
+		priv[d] = w->ops->dev_init ? w->ops->dev_init(w, d, nd) : NULL;
 	}
 	CHECK(gpsSetDevice(0));
-	if (ga) {
-		CHECK(gpsMemcpy(ga, w->init, bytes, gpsMemcpyDefault));
-		CHECK(gpsMemcpy(gb, w->init, bytes, gpsMemcpyDefault));
+	for (b = 0; b < w->nbuf; b++) {
+		size_t bytes = w->buf[b].bytes;
+
+		switch (p) {
+		case P_GPS_AUTO:
+		case P_GPS_PAPER:
+		case P_GPS_ALL:
+			CHECK(gpsMallocGPS(&ga[b], bytes, gpsMemGPSAutomatic));
+			break;
+		case P_RDL:
+			CHECK(gpsMallocGPS(&ga[b], bytes, gpsMemGPSManual));
+			rdl_place(w, pl, b, ga[b]);
+			break;
+		case P_UM:
+			CHECK(gpsMallocManaged(&ga[b], bytes));
+			break;
+		case P_SINGLE:
+		case P_HOME:
+			CHECK(gpsMalloc(&ga[b], bytes));
+			break;
+		default:
+			break;
+		}
+		if (ga[b]) {
+			CHECK(gpsMemcpy(ga[b], w->buf[b].init, bytes,
+					gpsMemcpyDefault));
+			for (d = 0; d < nd; d++)
+				bufs[d][b] = ga[b];
+			continue;
+		}
+		for (d = 0; d < nd; d++) {
+			/* a private full copy per device, on its node */
+			CHECK(gpsSetDevice(d));
+			CHECK(gpsMalloc(&bufs[d][b], bytes));
+			CHECK(gpsMemcpy(bufs[d][b], w->buf[b].init, bytes,
+					gpsMemcpyHostToDevice));
+		}
+		CHECK(gpsSetDevice(0));
 	}
 	if (p == P_UM) {
-		/* preferred location = the writer, then prefetch there */
-		for (d = 0; d < nd; d++) {
-			size_t off = dd[d].lo * sizeof(float);
-			size_t len = (dd[d].hi - dd[d].lo) * sizeof(float);
+		/* preferred location = the writer, and the pages there */
+		for (b = 0; b < w->nbuf; b++) {
+			size_t pages = (w->buf[b].bytes + UM_PAGE - 1) /
+				       UM_PAGE, pg;
 
-			if (!len)
-				continue;
+			loc[b] = bench_xmalloc(pages);
+			for (pg = 0; pg < pages; pg++) {
+				size_t off = pg * UM_PAGE;
+				size_t len = w->buf[b].bytes - off < UM_PAGE ?
+					     w->buf[b].bytes - off : UM_PAGE;
+
+				loc[b][pg] = (uint8_t)page_owner(pl, w, b, off,
+								 len);
+				CHECK(gpsSetDevice(loc[b][pg]));
+				/* a failure (a host without the node) leaves
+				 * first-touch placement */
+				if (gpsMemAdvise((char *)ga[b] + off, len,
+					gpsMemAdviseSetPreferredLocation,
+					loc[b][pg]) ||
+				    gpsMemPrefetchAsync((char *)ga[b] + off,
+							len, loc[b][pg], NULL))
+					(void)gpsGetLastError();
+			}
+		}
+		for (d = 0; d < nd; d++) {
 			CHECK(gpsSetDevice(d));
-			/* hints: a failure (a host without the node) leaves
-			 * first-touch placement, and is said */
-			if (gpsMemAdvise((char *)ga + off, len,
-					 gpsMemAdviseSetPreferredLocation, d) ||
-			    gpsMemAdvise((char *)gb + off, len,
-					 gpsMemAdviseSetPreferredLocation, d) ||
-			    gpsMemPrefetchAsync((char *)ga + off, len, d,
-						NULL) ||
-			    gpsMemPrefetchAsync((char *)gb + off, len, d,
-						NULL))
-				fprintf(stderr, "paradigms: um: placement "
-					"hints for device %d failed: %s\n", d,
-					gpsGetErrorString(gpsGetLastError()));
 			CHECK(gpsDeviceSynchronize());
 		}
 	}
@@ -564,30 +828,58 @@ static float *run(const struct workload *w, enum paradigm p, int nd,
 	t0 = bench_now();
 	bench_counters_read(&c0);
 	for (it = 0; it < iters; it++) {
-		if (it == 0 && p == P_GPS_AUTO) {
+		if (it == 0 && (p == P_GPS_AUTO || p == P_GPS_PAPER)) {
 			gpsError_t err = gpsTrackingStart();
 
 			if (err == gpsSuccess)
 				tracking = 1;
 			else if (err == gpsErrorNotSupported)
 				fprintf(stderr, "paradigms: tracking not "
-					"supported: gps-auto = gps-all\n");
+					"supported: %s = gps-all\n",
+					pnames[p]);
 			else
 				CHECK(err);
 		}
 		if (it == 1) {
 			t1 = bench_now();
 			res->t_first = t1 - t0;
-			res->bytes = 0;
+			res->bytes = res->migrated = res->needed = 0;
 			res->copy_s = res->link_wait_s = 0;
 			bench_counters_read(&c0);
 		}
-		sweep(w, dd, nd, 1);
-		if (p == P_MEMCPY)
-			exchange(w, dd, nd, 1, need, res, bw, lat);
-		sweep(w, dd, nd, 0);
-		if (p == P_MEMCPY)
-			exchange(w, dd, nd, 0, need, res, bw, lat);
+		for (ph = 0; ph < nph; ph++) {
+			unsigned long long src[BENCH_MAX_DEV] = { 0 };
+			double tp;
+
+			if (p == P_UM)
+				um_before(w, pl, ph, ga, loc, res);
+			tp = bench_now();
+			for (d = 0; d < nd; d++) {
+				CHECK(gpsSetDevice(d));
+				w->ops->launch(w, ph, d, nd, bufs[d], priv[d],
+					       streams[d]);
+			}
+			for (d = 0; d < nd; d++) {
+				CHECK(gpsSetDevice(d));
+				CHECK(gpsStreamSynchronize(streams[d]));
+				res->needed += pl->exact[ph * nd + d];
+			}
+			if (p == P_RDL || p == P_HOME || p == P_UM) {
+				if (p == P_UM)
+					um_after(pl, ph, loc, src);
+				for (d = 0; d < nd; d++) {
+					if (p == P_RDL)
+						src[d] = pl->rdl[ph * nd + d];
+					else if (p == P_HOME)
+						src[d] = pl->home[ph * nd + d];
+					res->bytes += src[d];
+				}
+				link_charge(&l, src, nd, tp, res);
+			}
+			if (copies)
+				exchange(w, pl, ph, p == P_MEMCPY_NEEDED, bufs,
+					 &l, res);
+		}
 		if (it == 0 && tracking)
 			CHECK(gpsTrackingStop());
 	}
@@ -597,73 +889,81 @@ static float *run(const struct workload *w, enum paradigm p, int nd,
 
 	switch (p) {
 	case P_GPS_AUTO:
+	case P_GPS_PAPER:
 	case P_GPS_ALL:
 		res->bytes = res->cnt.traffic_bytes;
-		res->bytes_src = res->cnt.valid ? "debugfs" : "n/a";
+		res->bytes_src = res->cnt.valid ? "counted" : "n/a";
 		bench_subscribers_debugfs(res->subs, sizeof(res->subs));
 		if (!res->subs[0]) {
 			unsigned long long h[BENCH_MAX_DEV + 1] = { 0 };
 
-			if (!bench_subscribers_query(ga, bytes, h, nd) &&
-			    !bench_subscribers_query(gb, bytes, h, nd))
+			for (b = 0; b < w->nbuf; b++)
+				if (bench_subscribers_query(ga[b],
+						w->buf[b].bytes, h, nd))
+					break;
+			if (b == w->nbuf)
 				hist_string(res->subs, sizeof(res->subs), h,
 					    nd);
 		}
 		break;
 	case P_MEMCPY:
+	case P_MEMCPY_NEEDED:
 		res->bytes_src = "counted";
 		break;
 	case P_UM:
+		res->bytes += res->migrated;
+		res->bytes_src = "model";
+		break;
+	case P_RDL:
 	case P_HOME:
-		/* distinct remote floats per sweep: a lower bound */
-		for (d = 0; d < nd; d++) {
-			size_t own = dd[d].hi - dd[d].lo;
-
-			if (p == P_UM)
-				res->bytes += remote[d] * sizeof(float);
-			else if (d != 0)
-				res->bytes += (2 * own + remote[d]) *
-					      sizeof(float);
-		}
-		res->bytes *= 2ull * (unsigned long long)(iters - 1);
-		res->bytes_src = "estimate";
+		res->bytes_src = "model";
 		break;
 	default:
 		res->bytes_src = "none";
 		break;
 	}
 
-	/* the result: A after whole iterations */
-	out = bench_xmalloc(bytes);
-	for (d = 0; d < nd; d++) {
-		size_t lo = p == P_MEMCPY ? dd[d].lo : 0;
-		size_t hi = p == P_MEMCPY ? dd[d].hi : w->n;
+	/* the result: each device's own data from its copy */
+	out = bench_xmalloc(WL_MAX_BUF * sizeof(*out));
+	for (b = 0; b < w->nbuf; b++)
+		out[b] = bench_xmalloc(w->buf[b].bytes);
+	CHECK(gpsSetDevice(0));
+	if (!copies) {
+		for (b = 0; b < w->nbuf; b++)
+			CHECK(gpsMemcpy(out[b], ga[b], w->buf[b].bytes,
+					gpsMemcpyDefault));
+	} else {
+		for (d = 0; d <= nd; d++) {
+			const struct spans *s = d < nd ? &pl->own[d] :
+						&pl->unowned;
+			int from = d < nd ? d : 0;
 
-		if (p != P_MEMCPY && d > 0)
-			break;
-		if (lo >= hi)
-			continue;
+			CHECK(gpsSetDevice(from));
+			for (k = 0; k < s->n; k++)
+				CHECK(gpsMemcpy((char *)out[s->v[k].buf] +
+						s->v[k].off,
+						(char *)bufs[from][s->v[k].buf]
+						+ s->v[k].off, s->v[k].len,
+						gpsMemcpyDefault));
+		}
+	}
+	for (d = 0; d < nd; d++) {
 		CHECK(gpsSetDevice(d));
-		CHECK(gpsMemcpy(out + lo, dd[d].a + lo,
-				(hi - lo) * sizeof(float), gpsMemcpyDefault));
+		if (w->ops->dev_free)
+			w->ops->dev_free(w, d, priv[d]);
+		else if (priv[d])
+			wl_host_free(priv[d]);
+		for (b = 0; b < w->nbuf && copies; b++)
+			CHECK(gpsFree(bufs[d][b]));
 	}
 	CHECK(gpsSetDevice(0));
-	for (d = 0; d < nd; d++) {
-		if (p == P_MEMCPY) {
-			CHECK(gpsFree(dd[d].a));
-			CHECK(gpsFree(dd[d].b));
-		}
-		if (!w->is_jacobi) {
-			CHECK(gpsFreeHost(dd[d].rowptr));
-			CHECK(gpsFreeHost(dd[d].col));
-			CHECK(gpsFreeHost(dd[d].invout));
-		}
+	for (b = 0; b < w->nbuf; b++) {
+		if (ga[b])
+			CHECK(gpsFree(ga[b]));
+		free(loc[b]);
 	}
-	if (ga) {
-		CHECK(gpsFree(ga));
-		CHECK(gpsFree(gb));
-	}
-	free(need);
+	if (p == P_GPS_PAPER)
+		paper_knobs(0);
 	return out;
 }
 
@@ -673,24 +973,43 @@ static float *run(const struct workload *w, enum paradigm p, int nd,
 
 static unsigned long long memcpy_bytes;	/* of the current point */
 
-static void record(const struct workload *w, const char *pname, int nd,
+static size_t state_bytes(const struct wl *w)
+{
+	size_t s = 0;
+	int b;
+
+	for (b = 0; b < w->nbuf; b++)
+		s += w->buf[b].bytes;
+	return s;
+}
+
+static void record(const struct wl *w, const char *pname, int nd,
 		   int iters, const struct result *r)
 {
 	const struct bench_counters *c = &r->cnt;
+	unsigned long long per = iters > 1 ? (unsigned long long)(iters - 1) :
+				 1;
 
-	printf("workload=%s paradigm=%s devices=%d %s iters=%d "
+	printf("workload=%s paradigm=%s devices=%d %s iters=%d phases=%d "
 	       "state_bytes=%zu time_first_s=%.4f time_s=%.4f "
 	       "speedup=%.3f bytes_moved=%llu bytes_src=%s "
 	       "bytes_per_iter=%llu",
-	       w->name, pname, nd, tags, iters, w->n * sizeof(float),
-	       r->t_first, r->t, r->t > 0 ? w->t_single / r->t : 0.0,
-	       r->bytes, r->bytes_src,
-	       iters > 1 ? r->bytes / (unsigned long long)(iters - 1) : 0);
+	       w->ops->name, pname, nd, tags, iters, w->nphases,
+	       state_bytes(w), r->t_first, r->t,
+	       r->t > 0 ? w->t_single / r->t : 0.0, r->bytes, r->bytes_src,
+	       r->bytes / per);
+	if (nd > 1)
+		printf(" bytes_needed=%llu", r->needed);
 	if (memcpy_bytes)
 		printf(" bytes_norm=%.3f", (double)r->bytes / memcpy_bytes);
-	if (!strcmp(pname, "memcpy") || !strcmp(pname, "ideal"))
+	if (!strncmp(pname, "memcpy", 6) || !strcmp(pname, "ideal"))
 		printf(" copy_s=%.4f link_wait_s=%.4f", r->copy_s,
 		       r->link_wait_s);
+	if (!strcmp(pname, "um") || !strcmp(pname, "rdl") ||
+	    !strcmp(pname, "home"))
+		printf(" link_wait_s=%.4f", r->link_wait_s);
+	if (!strcmp(pname, "um"))
+		printf(" bytes_migrated=%llu", r->migrated);
 	if (!strncmp(pname, "gps", 3) && c->valid) {
 		unsigned long long tot = c->blocks_merged + c->blocks_queued;
 
@@ -707,13 +1026,55 @@ static void record(const struct workload *w, const char *pname, int nd,
 	} else if (!strncmp(pname, "gps", 3)) {
 		printf(" subscribers=%s", r->subs[0] ? r->subs : "n/a");
 	}
-	printf(" verify=%s\n", r->verified < 0 ? "ref" :
-	       r->verified ? "ok" : "FAIL");
+	printf(" check=%s verify=%s\n",
+	       w->ops->tolerance ? w->ops->tolerance : "exact",
+	       r->verified < 0 ? "ref" : r->verified ? "ok" : "FAIL");
 	fflush(stdout);
 }
 
-static void run_point(struct workload *w, const int *plist, int np,
-		      int iters)
+static int check(const struct wl *w, void **out, const char *pname)
+{
+	char msg[256] = "";
+	int b, ok = 1;
+
+	if (w->ops->verify) {
+		ok = w->ops->verify(w, out, w->ref, msg, sizeof(msg));
+	} else {
+		for (b = 0; b < w->nbuf; b++) {
+			const uint8_t *o = out[b], *r = w->ref[b];
+			size_t k, bad = 0, n = w->buf[b].bytes / WL_WORD;
+
+			if (!memcmp(o, r, w->buf[b].bytes))
+				continue;
+			for (k = 0; k < n; k++)
+				bad += memcmp(o + k * WL_WORD, r + k * WL_WORD,
+					      WL_WORD) != 0;
+			snprintf(msg, sizeof(msg), "%zu of %zu words of %s "
+				 "differ from the single-device run", bad, n,
+				 w->buf[b].name);
+			ok = 0;
+			break;
+		}
+	}
+	if (!ok) {
+		fprintf(stderr, "paradigms: %s/%s: %s\n", w->ops->name, pname,
+			msg);
+		exit_status = 1;
+	}
+	return ok;
+}
+
+static void free_out(const struct wl *w, void **out)
+{
+	int b;
+
+	for (b = 0; b < w->nbuf; b++)
+		free(out[b]);
+	free(out);
+}
+
+static void run_point(struct wl *w, const struct plan *pl, const int *plist,
+		      int np, int iters)
 {
 	int i;
 
@@ -721,27 +1082,16 @@ static void run_point(struct workload *w, const int *plist, int np,
 	for (i = 0; i < np; i++) {
 		enum paradigm p = (enum paradigm)plist[i];
 		struct result r;
-		float *out;
+		void **out;
 
 		if (p == P_SINGLE)
 			continue;
-		out = run(w, p, ndev, iters, &r);
-		r.verified = !memcmp(out, w->ref, w->n * sizeof(float));
-		if (!r.verified) {
-			size_t k, bad = 0;
-
-			for (k = 0; k < w->n; k++)
-				bad += memcmp(&out[k], &w->ref[k],
-					      sizeof(float)) != 0;
-			fprintf(stderr, "paradigms: %s/%s: %zu of %zu floats "
-				"differ from the single-device run\n",
-				w->name, pnames[p], bad, w->n);
-			exit_status = 1;
-		}
-		free(out);
+		out = run(w, pl, p, iters, &r);
+		r.verified = check(w, out, pnames[p]);
+		free_out(w, out);
 		if (p == P_MEMCPY)
 			memcpy_bytes = r.bytes;
-		record(w, pnames[p], ndev, iters, &r);
+		record(w, pnames[p], pl->nd, iters, &r);
 		if (p == P_MEMCPY) {
 			/* the paper's "infinite bandwidth": memcpy minus
 			 * its transfers */
@@ -751,7 +1101,7 @@ static void run_point(struct workload *w, const int *plist, int np,
 			ideal.bytes = 0;
 			ideal.bytes_src = "none";
 			ideal.verified = -1;
-			record(w, "ideal", ndev, iters, &ideal);
+			record(w, "ideal", pl->nd, iters, &ideal);
 		}
 	}
 }
@@ -823,37 +1173,75 @@ static int parse_list(const char *s, double *v, int max)
 
 static void usage(void)
 {
+	int i;
+
 	fprintf(stderr,
-		"usage: paradigms [-q] [-d devices] [-w jacobi,pagerank]\n"
-		"         [-p single,memcpy,gps-auto,gps-all,um,home]\n"
-		"         [-i iterations] [-r rows] [-c cols] [-V vertices]\n"
-		"         [-k degree] [-L ratios] [-l latency_ns]"
-		" [-Q capacities]\n");
+		"usage: paradigms [-q] [-d devices] [-w all|workload,...]\n"
+		"         [-p paradigm,...] [-i iterations] [-z size]\n"
+		"         [-r rows] [-c cols] [-V vertices] [-k degree]\n"
+		"         [-L ratios] [-l latency_ns] [-Q capacities]\n"
+		"workloads:");
+	for (i = 0; i < NWL; i++)
+		fprintf(stderr, " %s", all_workloads[i]->name);
+	fprintf(stderr, "\nparadigms:");
+	for (i = 0; i < P_NR; i++)
+		fprintf(stderr, " %s", pnames[i]);
+	fprintf(stderr, "\n");
 	exit(2);
+}
+
+/* the workloads of a comma-separated list ("all": every one) */
+static int pick_workloads(const char *list, int *sel)
+{
+	char *dup = strdup(list), *tok, *save = NULL;
+	int n = 0, i;
+
+	for (tok = strtok_r(dup, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "all")) {
+			for (i = 0; i < NWL; i++)
+				sel[n++] = i;
+			continue;
+		}
+		for (i = 0; i < NWL; i++)
+			if (!strcmp(tok, all_workloads[i]->name))
+				break;
+		if (i == NWL) {
+			fprintf(stderr, "paradigms: unknown workload '%s'\n",
+				tok);
+			usage();
+		}
+		if (n < 4 * NWL)
+			sel[n++] = i;
+	}
+	free(dup);
+	return n;
 }
 
 int main(int argc, char **argv)
 {
-	const char *wlist = "jacobi,pagerank", *plist_s = NULL;
-	size_t rows = 0, cols = 0, nv = 0, degree = 8;
+	const char *wlist = "all", *plist_s = NULL;
+	struct wl_opts o = { 0 };
 	double ratios[16], caps[16];
-	int nratios = 0, ncaps = 0, quick = 0, iters = 0, count, opt, i, d;
-	int plist[P_NR * 2], np = 0, lat_set = 0;
+	int nratios = 0, ncaps = 0, iters = 0, count, opt, i, d;
+	int plist[P_NR * 2], np = 0, lat_set = 0, sel[4 * NWL], nwl;
 	long long lat_ns = 0;
-	struct workload wls[2];
-	int nwl = 0;
+	struct wl *wls;
+	struct plan *plans;
 
-	while ((opt = getopt(argc, argv, "qd:w:p:i:r:c:V:k:L:l:Q:h")) != -1) {
+	while ((opt = getopt(argc, argv, "qd:w:p:i:z:r:c:V:k:L:l:Q:h")) !=
+	       -1) {
 		switch (opt) {
-		case 'q': quick = 1; break;
+		case 'q': o.quick = 1; break;
 		case 'd': ndev = atoi(optarg); break;
 		case 'w': wlist = optarg; break;
 		case 'p': plist_s = optarg; break;
 		case 'i': iters = atoi(optarg); break;
-		case 'r': rows = strtoul(optarg, NULL, 0); break;
-		case 'c': cols = strtoul(optarg, NULL, 0); break;
-		case 'V': nv = strtoul(optarg, NULL, 0); break;
-		case 'k': degree = strtoul(optarg, NULL, 0); break;
+		case 'z': o.size = strtoul(optarg, NULL, 0); break;
+		case 'r': o.rows = strtoul(optarg, NULL, 0); break;
+		case 'c': o.cols = strtoul(optarg, NULL, 0); break;
+		case 'V': o.nv = strtoul(optarg, NULL, 0); break;
+		case 'k': o.degree = strtoul(optarg, NULL, 0); break;
 		case 'L':
 			nratios = parse_list(optarg, ratios, 16);
 			if (nratios <= 0)
@@ -869,23 +1257,16 @@ int main(int argc, char **argv)
 			usage();
 		}
 	}
-	memset(wls, 0, sizeof(wls));
 	if (!iters)
-		iters = quick ? 3 : 5;
-	if (!rows)
-		rows = quick ? 16 : 64;
-	if (!cols)
-		cols = 16384;		/* one 64 KiB GPS page per row */
-	if (!nv)
-		nv = quick ? 1 << 16 : 1 << 18;
-	if (iters < 2 || rows < 3 || cols < 3 || nv < 2 || !degree ||
-	    degree > 64)
+		iters = o.quick ? 3 : 5;
+	if (iters < 2 || o.degree > 64)
 		usage();
 
 	if (!plist_s)
 		plist_s = ncaps ? "gps-auto,gps-all" :
-			  nratios ? "memcpy,gps-auto,gps-all" :
-			  "memcpy,gps-auto,gps-all,um,home";
+			  nratios ? "memcpy,gps-auto,gps-all,rdl" :
+			  "memcpy,memcpy-needed,gps-auto,gps-paper,gps-all,"
+			  "um,rdl,home";
 	{
 		char *dup = strdup(plist_s), *tok, *save = NULL;
 
@@ -904,6 +1285,9 @@ int main(int argc, char **argv)
 		}
 		free(dup);
 	}
+	nwl = pick_workloads(wlist, sel);
+	if (!nwl)
+		usage();
 
 	CHECK(gpsGetDeviceCount(&count));
 	if (ndev <= 0 || ndev > count)
@@ -916,14 +1300,7 @@ int main(int argc, char **argv)
 	}
 	CHECK(gpsSetDevice(0));
 
-	if (strstr(wlist, "jacobi"))
-		jacobi_setup(&wls[nwl++], rows, cols);
-	if (strstr(wlist, "pagerank"))
-		pagerank_setup(&wls[nwl++], nv, degree);
-	if (!nwl)
-		usage();
-
-	printf("# paradigms: %d device(s), %d iterations (2 sweeps each), "
+	printf("# paradigms: %d device(s), %d iterations, "
 	       "page_size=%llu block_size=%llu queue_capacity=%llu "
 	       "bulk_blocks=%llu harvest_interval_us=%llu "
 	       "link_bandwidth=%llu link_latency_ns=%llu\n", ndev, iters,
@@ -933,13 +1310,37 @@ int main(int argc, char **argv)
 	       bench_knob_ull("link_bandwidth"),
 	       bench_knob_ull("link_latency_ns"));
 
-	/* the reference and the baseline: one device */
+	/* inputs, plans, and the reference and baseline: one device */
+	wls = bench_xmalloc((size_t)nwl * sizeof(*wls));
+	plans = bench_xmalloc((size_t)nwl * sizeof(*plans));
 	for (i = 0; i < nwl; i++) {
+		struct wl *w = &wls[i];
+		struct plan one;
 		struct result r;
+		void **ref;
+		int b;
 
-		wls[i].ref = run(&wls[i], P_SINGLE, 1, iters, &r);
-		wls[i].t_single = r.t;
-		record(&wls[i], "single", 1, iters, &r);
+		w->ops = all_workloads[sel[i]];
+		w->ops->setup(w, &o);
+		for (b = 0; b < w->nbuf; b++)
+			if (w->buf[b].bytes % WL_WORD) {
+				fprintf(stderr, "paradigms: %s: buffer %s is "
+					"not whole words\n", w->ops->name,
+					w->buf[b].name);
+				return 2;
+			}
+		printf("# %s: %s, %d buffer(s) of %zu bytes in all, %d "
+		       "phase(s) per iteration\n", w->ops->name, w->desc,
+		       w->nbuf, state_bytes(w), w->nphases);
+		plan_build(&one, w, 1);
+		ref = run(w, &one, P_SINGLE, iters, &r);
+		plan_free(&one, w);
+		for (b = 0; b < w->nbuf; b++)
+			w->ref[b] = ref[b];
+		free(ref);
+		w->t_single = r.t;
+		record(w, "single", 1, iters, &r);
+		plan_build(&plans[i], w, ndev);
 	}
 
 	if (lat_set)
@@ -962,7 +1363,7 @@ int main(int argc, char **argv)
 				 "link_latency_ns=%llu", ratios[k], bw, local,
 				 bench_knob_ull("link_latency_ns"));
 			for (i = 0; i < nwl; i++)
-				run_point(&wls[i], plist, np, iters);
+				run_point(&wls[i], &plans[i], plist, np, iters);
 		}
 	}
 	if (ncaps) {
@@ -977,26 +1378,34 @@ int main(int argc, char **argv)
 				 bench_knob_ull("queue_capacity"),
 				 bench_knob_ull("queue_watermark"));
 			for (i = 0; i < nwl; i++)
-				run_point(&wls[i], plist, np, iters);
+				run_point(&wls[i], &plans[i], plist, np, iters);
 		}
 	}
 	if (!nratios && !ncaps)
 		for (i = 0; i < nwl; i++)
-			run_point(&wls[i], plist, np, iters);
+			run_point(&wls[i], &plans[i], plist, np, iters);
 
 	for (d = 0; d < ndev; d++) {
 		CHECK(gpsSetDevice(d));
 		CHECK(gpsStreamDestroy(streams[d]));
 	}
 	for (i = 0; i < nwl; i++) {
-		free(wls[i].ref);
-		free(wls[i].init);
-		free(wls[i].rowptr);
-		free(wls[i].col);
-		free(wls[i].invout);
+		struct wl *w = &wls[i];
+		int b;
+
+		plan_free(&plans[i], w);
+		if (w->ops->cleanup)
+			w->ops->cleanup(w);
+		for (b = 0; b < w->nbuf; b++) {
+			free(w->ref[b]);
+			free(w->buf[b].init);
+		}
+		free(w->data);
 	}
+	free(wls);
+	free(plans);
 	bench_knobs_restore();
 	printf("# paradigms: %s\n", exit_status ? "VERIFY FAILED" :
-	       "every result identical to the single-device run");
+	       "every result matches the single-device run");
 	return exit_status;
 }
