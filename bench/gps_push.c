@@ -9,6 +9,11 @@
  *  - capture cost: one write fault + harvest + push cycle on a replicated
  *    page, next to a bare fault + re-arm cycle (write fault on a page with
  *    one copy, then MADV_DONTNEED to unmap it again).
+ *  - write faults per GPS page per epoch of the dense writer (one is the
+ *    goal: a fault captures the whole GPS page), from debugfs.
+ *  - an empty fence: of one device, and of every device at once.
+ *
+ * Ends with one summary record of the ratios, so that a regression shows.
  *
  * Needs root (it turns the push thread off to time fences alone) and two
  * or more devices.  Under qemu's software emulation compare only the
@@ -31,6 +36,12 @@
 
 static int fd;
 static int nr;
+static unsigned int gps_page;
+
+/* The record's figures, gathered for the summary line. */
+static struct {
+	double bulk, queue, sparse, capture, faults, fence_one, fence_all;
+} sum;
 
 static double now(void)
 {
@@ -110,6 +121,29 @@ static void release(struct buf *b)
 		die("GPS_IOC_FREE");
 }
 
+/* write_faults of every node in debugfs; -1 if debugfs is not there. */
+static long long write_faults(void)
+{
+	char path[96], line[128];
+	long long total = 0, v;
+	int node, found = 0;
+	FILE *f;
+
+	for (node = 0; node < 64; node++) {
+		snprintf(path, sizeof(path),
+			 "/sys/kernel/debug/gps/node%d/stats", node);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		found = 1;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "write_faults %lld", &v) == 1)
+				total += v;
+		fclose(f);
+	}
+	return found ? total : -1;
+}
+
 static double fence0(struct gps_fence_args *out)
 {
 	struct gps_fence_args f = { .device = 0 };
@@ -165,6 +199,8 @@ static void bench_push(size_t size, int reps)
 	for (k = 0; k < 2; k++) {
 		char bulk[32];
 
+		long long wf = write_faults();
+
 		if (k == 1)
 			knob("bulk_blocks", "0", bulk, sizeof(bulk));
 		for (r = 0; r < reps; r++) {
@@ -172,6 +208,9 @@ static void bench_push(size_t size, int reps)
 			tp[r] = fence0(&f);
 			tm[r] = time_memcpy(src, dst, nr - 1, size, size, size);
 		}
+		if (wf >= 0 && k == 0)
+			sum.faults = (double)(write_faults() - wf) / reps /
+				     (size / gps_page);
 		if (k == 1)
 			knob("bulk_blocks", bulk, NULL, 0);
 		printf("push_dense: path=%s size_MiB=%zu dests=%d "
@@ -181,6 +220,8 @@ static void bench_push(size_t size, int reps)
 		       f.bytes_pushed / median(tp, reps) / 1e9,
 		       (double)size * (nr - 1) / median(tm, reps) / 1e9,
 		       median(tm, reps) / median(tp, reps));
+		*(k ? &sum.queue : &sum.bulk) = median(tm, reps) /
+						median(tp, reps);
 	}
 
 	/* Sparse: one 8-byte word per 4 KiB page. */
@@ -198,6 +239,7 @@ static void bench_push(size_t size, int reps)
 	       (unsigned long long)f.blocks_pushed, median(tp, reps),
 	       median(tms, reps), median(tmp, reps),
 	       median(tmp, reps) / median(tp, reps));
+	sum.sparse = median(tmp, reps) / median(tp, reps);
 	for (k = 0; k < nr - 1; k++)
 		free(dst[k]);
 	free(src);
@@ -237,6 +279,29 @@ static void bench_capture(int cycles)
 	printf("capture_cycle: cycles=%d bare_fault_rearm_us=%.2f "
 	       "capture_fault_harvest_push_us=%.2f ratio=%.2f\n",
 	       cycles, bare * 1e6, capture * 1e6, capture / bare);
+	sum.capture = capture / bare;
+}
+
+/* Fences with nothing to publish: what a kernel end costs at least. */
+static void bench_empty_fence(int cycles)
+{
+	struct gps_fence_args f = { .device = GPS_FENCE_ALL };
+	double one, all;
+	int i;
+
+	one = now();
+	for (i = 0; i < cycles; i++)
+		fence0(NULL);
+	one = (now() - one) / cycles;
+	all = now();
+	for (i = 0; i < cycles; i++)
+		if (ioctl(fd, GPS_IOC_FENCE, &f))
+			die("GPS_IOC_FENCE");
+	all = (now() - all) / cycles;
+	printf("fence_empty: cycles=%d one_device_us=%.2f all_devices_us=%.2f\n",
+	       cycles, one * 1e6, all * 1e6);
+	sum.fence_one = one * 1e6;
+	sum.fence_all = all * 1e6;
 }
 
 int main(int argc, char **argv)
@@ -278,8 +343,16 @@ int main(int argc, char **argv)
 	knob("harvest_interval_us", "0", old, sizeof(old));
 	printf("gps_push: devices=%d page_size=%u block_size=%u\n", nr,
 	       v.page_size, v.block_size);
+	gps_page = v.page_size;
 	bench_push(mib << 20, reps);
 	bench_capture(cycles);
+	bench_empty_fence(cycles);
+	printf("gps_push_summary: devices=%d faults_per_gps_page_epoch=%.2f "
+	       "capture_vs_bare=%.2f dense_bulk_vs_memcpy=%.3f "
+	       "dense_queue_vs_memcpy=%.3f sparse_vs_whole_pages=%.3f "
+	       "fence_empty_one_us=%.2f fence_empty_all_us=%.2f\n", nr,
+	       sum.faults, sum.capture, sum.bulk, sum.queue, sum.sparse,
+	       sum.fence_one, sum.fence_all);
 	knob("harvest_interval_us", old, NULL, 0);
 	close(fd);
 	return 0;
