@@ -335,6 +335,110 @@ void gpsSyncThreads(void);
  * NULL outside a gpsLaunch kernel or when none was asked for. */
 void *gpsSharedMem(void);
 
+/*
+ * Warp functions (CUDA's __shfl_*_sync, __ballot_sync, __any_sync,
+ * __all_sync, __syncwarp) in a GPS_KERNEL_SYNC kernel. A
+ * warp is GPS_WARP_SIZE consecutive threads of a block (linear index
+ * x + bDim.x * (y + bDim.y * z)); lane = that index % GPS_WARP_SIZE. Each
+ * call waits until every live lane named in @mask (the caller's own lane
+ * is always taken) is at a warp function with the same mask, as a
+ * __syncwarp(mask) would, then reads the other lanes' values: a switch
+ * between fibers per thread, as gpsSyncThreads. Lanes that returned count
+ * as arrived; reading a lane that is not taking part (not in the mask,
+ * returned, past the block's last thread) gives the caller's own value.
+ * @width: a power of two up to 32 (anything else reads as 32), the
+ * shuffles act within segments of that many lanes, as in CUDA.
+ *
+ * Outside a fiber (a GPS_KERNEL kernel, gpsLaunchKernel, host code) the
+ * caller is alone: a mask that names another thread of its block fails
+ * the launch (gpsErrorLaunchFailure), as gpsSyncThreads does.
+ *
+ * Shuffles move 64 bits; gpsShflSync(mask, v, lane, width) and its kin
+ * take and return int, unsigned int, long long, unsigned long long, float
+ * or double (C11 _Generic; typed ...I/U/LL/U64/F/D).
+ *
+ * There is no __activemask: the lanes of a warp run one after another,
+ * so which of them run "together" at a point of the code is not known;
+ * name the lanes (the full mask, or a ballot's result taken before the
+ * branch) as CUDA recommends anyway.
+ */
+#define GPS_WARP_SIZE	32
+#define GPSU_ARG1_(a, ...)	a
+#define GPSU_ARG2_(a, b, ...)	b
+unsigned long long gpsShflSyncU64(unsigned int mask, unsigned long long var,
+				  int srcLane, int width);
+unsigned long long gpsShflUpSyncU64(unsigned int mask,
+				    unsigned long long var,
+				    unsigned int delta, int width);
+unsigned long long gpsShflDownSyncU64(unsigned int mask,
+				      unsigned long long var,
+				      unsigned int delta, int width);
+unsigned long long gpsShflXorSyncU64(unsigned int mask,
+				     unsigned long long var,
+				     int laneMask, int width);
+/* bit l set: lane l of the mask is live and its predicate non-zero */
+unsigned int gpsBallotSync(unsigned int mask, int predicate);
+int gpsAnySync(unsigned int mask, int predicate);
+int gpsAllSync(unsigned int mask, int predicate);
+void gpsSyncWarp(unsigned int mask);
+
+#define GPSU_SHFL_T_(op, sfx, T, AT)					\
+GPSU_INLINE T gps##op##sfx(unsigned int m, T v, AT a, int w)		\
+{									\
+	union { T t; unsigned long long u; } x;				\
+									\
+	x.u = 0;							\
+	x.t = v;							\
+	x.u = gps##op##U64(m, x.u, a, w);				\
+	return x.t;							\
+}
+#define GPSU_SHFL_OP_(op, AT)						\
+GPSU_SHFL_T_(op, I, int, AT)						\
+GPSU_SHFL_T_(op, U, unsigned int, AT)					\
+GPSU_SHFL_T_(op, LL, long long, AT)					\
+GPSU_SHFL_T_(op, F, float, AT)						\
+GPSU_SHFL_T_(op, D, double, AT)
+GPSU_SHFL_OP_(ShflSync, int)
+GPSU_SHFL_OP_(ShflUpSync, unsigned int)
+GPSU_SHFL_OP_(ShflDownSync, unsigned int)
+GPSU_SHFL_OP_(ShflXorSync, int)
+
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define GPSU_SHFL_PICK_(v, op)						\
+	_Generic((v), int: gps##op##I, unsigned int: gps##op##U,	\
+		 long long: gps##op##LL, unsigned long long: gps##op##U64, \
+		 float: gps##op##F, double: gps##op##D)
+#define gpsShflSync(m, v, l, w)	GPSU_SHFL_PICK_(v, ShflSync)(m, v, l, w)
+#define gpsShflUpSync(m, v, d, w) GPSU_SHFL_PICK_(v, ShflUpSync)(m, v, d, w)
+#define gpsShflDownSync(m, v, d, w)					\
+	GPSU_SHFL_PICK_(v, ShflDownSync)(m, v, d, w)
+#define gpsShflXorSync(m, v, l, w) GPSU_SHFL_PICK_(v, ShflXorSync)(m, v, l, w)
+#ifdef GPSU_CUDA_NAMES
+/* the width is optional, as in CUDA */
+#define __shfl_sync(m, v, ...)						\
+	gpsShflSync(m, v, GPSU_ARG1_(__VA_ARGS__, 0),			\
+		    GPSU_ARG2_(__VA_ARGS__, GPS_WARP_SIZE, 0))
+#define __shfl_up_sync(m, v, ...)					\
+	gpsShflUpSync(m, v, GPSU_ARG1_(__VA_ARGS__, 0),			\
+		      GPSU_ARG2_(__VA_ARGS__, GPS_WARP_SIZE, 0))
+#define __shfl_down_sync(m, v, ...)					\
+	gpsShflDownSync(m, v, GPSU_ARG1_(__VA_ARGS__, 0),		\
+			GPSU_ARG2_(__VA_ARGS__, GPS_WARP_SIZE, 0))
+#define __shfl_xor_sync(m, v, ...)					\
+	gpsShflXorSync(m, v, GPSU_ARG1_(__VA_ARGS__, 0),		\
+		       GPSU_ARG2_(__VA_ARGS__, GPS_WARP_SIZE, 0))
+#endif
+#endif
+#ifdef GPSU_CUDA_NAMES
+#define warpSize		GPS_WARP_SIZE
+#define __ballot_sync(m, p)	gpsBallotSync(m, p)
+#define __any_sync(m, p)	gpsAnySync(m, p)
+#define __all_sync(m, p)	gpsAllSync(m, p)
+/* __syncwarp() is __syncwarp(0xffffffff) */
+#define __syncwarp(...)							\
+	gpsSyncWarp((__VA_ARGS__ + 0u) ? (__VA_ARGS__ + 0u) : 0xffffffffu)
+#endif
+
 /* Outside a GPS_KERNEL body these are null: the calls go to the library. */
 static const gpsThreadCtx *const gpsu_k__ __attribute__((unused)) = 0;
 static const gpsDim3 gpsu_tid__ __attribute__((unused)) = { 0, 0, 0 };
@@ -405,6 +509,68 @@ name##_gpsu_body(const gpsThreadCtx *gpsu_k__ __attribute__((unused)), \
 	GPSU_KERNEL_(name, T, a, S, s, sizeof(S), gpsKernelSync)
 /* Declares a kernel defined in another file. */
 #define GPS_KERNEL_DECLARE(name)	extern const gpsKernel name
+
+/*
+ * GPS_GRID_STRIDE_LOOP(i, n) { ... }: CUDA's grid-stride loop
+ *
+ *	for (i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+ *	     i += blockDim.x * gridDim.x)
+ *
+ * in the order a CPU runs fast. Every i in [0, n) runs exactly once, on
+ * one thread of the grid (all of its threads, every dimension, take
+ * part), but each thread gets a contiguous run of i, the block's threads
+ * consecutive runs: the threads of a block run one after another on one
+ * CPU, so the loop above would make each of them stride over the whole
+ * array (gridDim.x * blockDim.x apart, often a multiple of 4 KiB, which
+ * defeats the caches) before the next one starts. Use it where the body
+ * does not depend on which thread runs which i (a reduction's partial
+ * sums do not). i is an integer variable whose type holds n (the loop
+ * runs on it: the compiler vectorises it as a plain loop); n is
+ * evaluated twice.
+ */
+struct gpsu_span_ {
+	unsigned long long i, end;
+};
+
+GPSU_INLINE struct gpsu_span_ gpsu_span_of_(gpsDim3 t, gpsDim3 b, gpsDim3 bd,
+					    gpsDim3 gd, unsigned long long n)
+{
+	unsigned long long nt = (unsigned long long)bd.x * bd.y * bd.z;
+	unsigned long long total = nt * gd.x * gd.y * gd.z;
+	/* n = q * total + r: the first r threads take q + 1 (the division
+	 * is the same for every thread: the compiler hoists it) */
+	unsigned long long q = n / total, r = n % total;
+	unsigned long long g = (b.x + (unsigned long long)gd.x *
+				(b.y + (unsigned long long)gd.y * b.z)) * nt +
+			       t.x + (unsigned long long)bd.x *
+			       (t.y + (unsigned long long)bd.y * t.z);
+	struct gpsu_span_ s;
+
+	s.i = g * q + (g < r ? g : r);
+	s.end = s.i + q + (g < r);
+	return s;
+}
+
+GPSU_INLINE struct gpsu_span_ gpsu_grid_span_(const gpsThreadCtx *k,
+					      gpsDim3 t, unsigned long long n)
+{
+	struct gpsu_span_ s = { 0, n };	/* not in a kernel: all of it */
+	gpsDim3 bd;
+
+	if (k)
+		return gpsu_span_of_(t, k->bIdx, k->bDim, k->gDim, n);
+	bd = (gpsBlockDim)();
+	if (bd.x)
+		s = gpsu_span_of_((gpsThreadIdx)(), (gpsBlockIdx)(), bd,
+				  (gpsGridDim)(), n);
+	return s;
+}
+
+#define GPS_GRID_STRIDE_LOOP(i, n)					\
+	for (__typeof__(i) gpsu_e__ = ((i) = (__typeof__(i))		\
+		gpsu_grid_span_(gpsu_k__, gpsu_tid__, (n)).i,		\
+		(__typeof__(i))gpsu_grid_span_(gpsu_k__, gpsu_tid__, (n)).end); \
+	     (i) < gpsu_e__; (i)++)
 
 #ifdef GPSU_CUDA_NAMES
 #define threadIdx	(gpsThreadIdx())

@@ -13,12 +13,42 @@ struct gpsu_fibers;
 /* Runs the threads of the block whose coordinates and shared memory are in
  * @proto (tIdx ignored), one fiber each, until every thread has returned.
  * @fs is the calling worker's set (NULL at first: created; kept for the
- * next block). Returns gpsErrorMemoryAllocation if stacks run out. */
+ * next block). Returns gpsErrorMemoryAllocation if stacks run out,
+ * gpsErrorLaunchFailure if its threads wait at different barriers and
+ * none can go on (said on stderr). */
 gpsError_t gpsu_fibers_run_block(struct gpsu_fibers **fs, const gpsKernel *k,
 				 const gpsThreadCtx *proto, void *args);
 
-/* gpsSyncThreads on a fiber: switches to the block's next live thread.
+/* gpsSyncThreads on a fiber: waits for the block's live threads.
  * Returns 0 when the caller is not a fiber. */
 int gpsu_fiber_yield(void);
+
+/* What a warp function asks (gpsShflSync & co., gpsBallotSync) */
+enum gpsu_warp_kind {
+	GPSU_WARP_IDX,		/* read lane arg (mod width) */
+	GPSU_WARP_UP,		/* read lane - arg */
+	GPSU_WARP_DOWN,		/* read lane + arg */
+	GPSU_WARP_XOR,		/* read lane ^ arg */
+	GPSU_WARP_VOTE,		/* ballot, any, all, syncwarp */
+};
+
+struct gpsu_warp_op {
+	unsigned int mask;	/* lanes that take part */
+	int kind;		/* enum gpsu_warp_kind */
+	int arg;
+	unsigned int width;	/* power of two <= 32, else 32 */
+	int pred;
+	unsigned long long val;
+};
+
+struct gpsu_warp_res {
+	unsigned long long val;	/* the source lane's value (or one's own) */
+	unsigned int ballot;	/* members whose predicate was non-zero */
+	unsigned int members;	/* live lanes of the mask */
+};
+
+/* A warp function on a fiber: waits for the lanes of op->mask, fills
+ * @res. Returns 0 when the caller is not a fiber. */
+int gpsu_fiber_warp(const struct gpsu_warp_op *op, struct gpsu_warp_res *res);
 
 #endif /* GPSU_FIBER_H */

@@ -2,8 +2,8 @@
 /*
  * Kernels: gpsLaunchKernel and gpsLaunch check the launch, copy the
  * argument block and queue the kernel on a stream (stream.c), whose worker
- * runs it on the device's pool (pool.c); the coordinate, shared-memory and
- * barrier functions a kernel calls.
+ * runs it on the device's pool (pool.c); the coordinate, shared-memory,
+ * barrier and warp functions a kernel calls.
  *
  * Argument blocks are copied at launch; listed (or scanned) GPS pointers
  * are rewritten to the launching device's view so that loads hit local
@@ -188,4 +188,102 @@ GPSU_API void gpsSyncThreads(void)
 		return;
 	if ((uint64_t)t->block_dim.x * t->block_dim.y * t->block_dim.z > 1)
 		t->bad_sync = 1;
+}
+
+/* linear index of the calling thread in its block, and the block's size */
+static unsigned int gpsu_linear_tid(const struct gpsu_tls *t, unsigned int *n)
+{
+	*n = t->block_dim.x * t->block_dim.y * t->block_dim.z;
+	return t->thread_idx.x + t->block_dim.x *
+	       (t->thread_idx.y + t->block_dim.y * t->thread_idx.z);
+}
+
+/*
+ * A warp function. On a fiber it waits for the lanes of the mask. Else
+ * the caller is alone: on a host thread, or a thread whose mask names no
+ * other lane of its block; a mask that does cannot be met (the threads of
+ * a GPS_KERNEL block run one after another): the launch fails.
+ */
+static struct gpsu_warp_res gpsu_warp(unsigned int mask, int kind, int arg,
+				      int width, int pred,
+				      unsigned long long val)
+{
+	struct gpsu_warp_op op = { mask, kind, arg, (unsigned int)width,
+				   pred, val };
+	struct gpsu_warp_res r;
+	struct gpsu_tls *t = &gpsu_tls;
+	unsigned int tid, n, lane, nw, own;
+
+	if (gpsu_fiber_warp(&op, &r))
+		return r;
+	own = 1;
+	if (t->in_kernel) {
+		tid = gpsu_linear_tid(t, &n);
+		lane = tid % GPS_WARP_SIZE;
+		nw = n - (tid - lane);
+		if (nw > GPS_WARP_SIZE)
+			nw = GPS_WARP_SIZE;
+		own = 1u << lane;
+		if (mask & ~own & (nw == GPS_WARP_SIZE ? ~0u : (1u << nw) - 1))
+			t->bad_sync = 1;
+	}
+	r.val = val;
+	r.ballot = pred ? own : 0;
+	r.members = own;
+	return r;
+}
+
+GPSU_API unsigned long long gpsShflSyncU64(unsigned int mask,
+					   unsigned long long var,
+					   int srcLane, int width)
+{
+	return gpsu_warp(mask, GPSU_WARP_IDX, srcLane, width, 0, var).val;
+}
+
+GPSU_API unsigned long long gpsShflUpSyncU64(unsigned int mask,
+					     unsigned long long var,
+					     unsigned int delta, int width)
+{
+	if (delta >= GPS_WARP_SIZE)
+		delta = GPS_WARP_SIZE;
+	return gpsu_warp(mask, GPSU_WARP_UP, (int)delta, width, 0, var).val;
+}
+
+GPSU_API unsigned long long gpsShflDownSyncU64(unsigned int mask,
+					       unsigned long long var,
+					       unsigned int delta, int width)
+{
+	if (delta >= GPS_WARP_SIZE)
+		delta = GPS_WARP_SIZE;
+	return gpsu_warp(mask, GPSU_WARP_DOWN, (int)delta, width, 0, var).val;
+}
+
+GPSU_API unsigned long long gpsShflXorSyncU64(unsigned int mask,
+					      unsigned long long var,
+					      int laneMask, int width)
+{
+	return gpsu_warp(mask, GPSU_WARP_XOR, laneMask, width, 0, var).val;
+}
+
+GPSU_API unsigned int gpsBallotSync(unsigned int mask, int predicate)
+{
+	return gpsu_warp(mask, GPSU_WARP_VOTE, 0, 0, predicate, 0).ballot;
+}
+
+GPSU_API int gpsAnySync(unsigned int mask, int predicate)
+{
+	return gpsu_warp(mask, GPSU_WARP_VOTE, 0, 0, predicate, 0).ballot != 0;
+}
+
+GPSU_API int gpsAllSync(unsigned int mask, int predicate)
+{
+	struct gpsu_warp_res r = gpsu_warp(mask, GPSU_WARP_VOTE, 0, 0,
+					   predicate, 0);
+
+	return r.ballot == r.members;
+}
+
+GPSU_API void gpsSyncWarp(unsigned int mask)
+{
+	(void)gpsu_warp(mask, GPSU_WARP_VOTE, 0, 0, 0, 0);
 }
