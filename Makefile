@@ -3,7 +3,8 @@
 # gps: top-level build.
 #
 #   make            gps.ko for every kernel series (build/<series>/kmod/),
-#                   the library (lib/), bench/, the tests (build/tests/)
+#                   the library (lib/), bench/, the tests (build/tests/),
+#                   gpsctl (build/tools/)
 #   make check      install dependencies (skip: NO_DEPS=1), build, build the
 #                   debug kernel (tools/gps-debug-kernel: KASAN, lockdep,
 #                   kmemleak, ...; cached in build/debug-kernel), run the
@@ -146,8 +147,10 @@ lint: docs FORCE
 	@echo "  KERNEL-DOC $(KDOC_SRCS)" && \
 	$(BUILD)/sphinx/kernel-doc -Wall -Werror -none $(KDOC_SRCS)
 
+# gpsctl (build/tools/gpsctl); the scripts of tools/ are used in place
 tools: FORCE
 	@test -x tools/gps-vm && test -x tools/gps-kernel
+	$(MAKE) -C tools/gpsctl
 
 check: FORCE
 	$(DEPS)
@@ -187,6 +190,7 @@ bundle: FORCE
 
 install: FORCE
 	$(MAKE) -C lib install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	$(MAKE) -C tools/gpsctl install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 
 dkms-install: FORCE
 	$(DEPS)
@@ -204,6 +208,7 @@ clean: FORCE
 		$(foreach s,$(SERIES),$(BUILD)/$(s)/kmod)
 	$(MAKE) -C lib clean
 	$(MAKE) -C bench clean
+	$(MAKE) -C tools/gpsctl clean
 
 # also drops the cached kernel images, the kselftest harness and the
 # kernel-doc extension

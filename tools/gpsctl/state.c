@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What gps.ko shows, read the way Documentation/ABI/testing/ says:
+ *
+ *   /sys/kernel/gps/<knob>          tunables (0644) beside read-only
+ *                                   counters (0444); track_policy prints
+ *                                   its words, the current one in [ ]
+ *   /sys/kernel/debug/gps/node<N>/  stats ("name value" lines) and
+ *                                   traffic ("<node> <blocks> <bytes>",
+ *                                   one line per receiving device)
+ *   /sys/kernel/debug/gps/subscribers  "<n> <pages>" lines
+ *   /dev/gps, GPS_IOC_DEVICE_INFO   node, CPUs, memory, replica pages of
+ *                                   each device
+ *
+ * The driver does not publish its knobs' ranges, so gpsctl carries them
+ * (ctl_knobs[], the mirror of gps_sysfs.c's gps_knob_table); a knob the
+ * table does not know is still shown and may still be set, and the
+ * driver's own check stays the authority (a write out of its range fails
+ * with EINVAL whatever gpsctl believed).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <linux/gps.h>
+
+#include "gpsctl.h"
+
+/* max 0 below: PAGE_SIZE (block_size) or PAGE_SIZE / 64 (bulk_blocks). */
+static const struct ctl_knob_info ctl_knobs[] = {
+	{ "page_size", CTL_KNOB_NUM, 4096, 2097152,
+	  "4096, 65536 or 2097152", "bytes" },
+	{ "block_size", CTL_KNOB_NUM, 64, 0, "a power of two", "bytes" },
+	{ "queue_capacity", CTL_KNOB_NUM, 1, 65536,
+	  "sets queue_watermark to capacity - 1", "entries" },
+	{ "queue_watermark", CTL_KNOB_NUM, 1, 65536,
+	  "at most queue_capacity", "entries" },
+	{ "harvest_interval_us", CTL_KNOB_NUM, 0, 10000000, NULL, "us" },
+	{ "dirty_wake", CTL_KNOB_NUM, 1, 1048576, NULL, "replicas" },
+	{ "bulk_blocks", CTL_KNOB_NUM, 0, 0, "0: off", "blocks" },
+	{ "max_bytes", CTL_KNOB_NUM, 0, UINT64_MAX, "0: no cap", "bytes" },
+	{ "node_max_bytes", CTL_KNOB_NUM, 0, UINT64_MAX, "0: no cap",
+	  "bytes" },
+	{ "node_reserve_bytes", CTL_KNOB_NUM, 0, UINT64_MAX, NULL, "bytes" },
+	{ "track_policy", CTL_KNOB_WORD, 0, 0, NULL, NULL },
+	{ "link_bandwidth", CTL_KNOB_NUM, 0, 1000000000000ULL,
+	  "0 (off) or at least 1000", "bytes/s" },
+	{ "link_latency_ns", CTL_KNOB_NUM, 0, 1000000000, NULL, "ns" },
+	{ "capture_bytes", CTL_KNOB_NUM, 0, 2097152,
+	  "0 (the GPS page) or a power of two from PAGE_SIZE", "bytes" },
+};
+
+#define NR_CTL_KNOBS	(sizeof(ctl_knobs) / sizeof(ctl_knobs[0]))
+
+const struct ctl_knob_info *ctl_knob_info(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NR_CTL_KNOBS; i++)
+		if (!strcmp(ctl_knobs[i].name, name))
+			return &ctl_knobs[i];
+	return NULL;
+}
+
+int ctl_loaded(void)
+{
+	struct stat sb;
+
+	return !stat(GPS_SYSFS_DIR, &sb) && S_ISDIR(sb.st_mode);
+}
+
+/* A file's first line, newline stripped; 0 or -errno. */
+static int read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, len, f))
+		ret = ferror(f) ? -EIO : -ENODATA;
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return ret;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The knob @name as its file holds it, described by the table. */
+static int read_knob(const char *name, struct ctl_knob *k)
+{
+	const struct ctl_knob_info *info = ctl_knob_info(name);
+	long page = sysconf(_SC_PAGESIZE);
+	char path[256], buf[256], *end, *p;
+	int ret;
+
+	memset(k, 0, sizeof(*k));
+	snprintf(k->name, sizeof(k->name), "%s", name);
+	snprintf(path, sizeof(path), GPS_SYSFS_DIR "/%s", name);
+	ret = read_line(path, buf, sizeof(buf));
+	if (ret)
+		return ret;
+	if (strchr(buf, '[')) {
+		/* "touched [read]": the words, the current one bracketed */
+		k->type = CTL_KNOB_WORD;
+		for (p = strtok(buf, " "); p; p = strtok(NULL, " ")) {
+			size_t n = strlen(k->words);
+
+			if (*p == '[') {
+				p++;
+				p[strcspn(p, "]")] = '\0';
+				snprintf(k->word, sizeof(k->word), "%s", p);
+			}
+			snprintf(k->words + n, sizeof(k->words) - n, "%s%s",
+				 n ? " " : "", p);
+		}
+		return 0;
+	}
+	errno = 0;
+	k->value = strtoull(buf, &end, 0);
+	if (errno || end == buf)
+		return -EINVAL;
+	if (!info || info->type != CTL_KNOB_NUM) {
+		k->type = CTL_KNOB_UNKNOWN;
+		return 0;
+	}
+	k->type = CTL_KNOB_NUM;
+	k->min = info->min;
+	k->max = info->max;
+	if (!k->max)
+		k->max = !strcmp(name, "block_size") ? page : page / 64;
+	k->rule = info->rule;
+	k->unit = info->unit;
+	return 0;
+}
+
+/*
+ * Knobs (writable files) in the table's order, then any the table does
+ * not know, by name; read-only files are the global counters, by name.
+ */
+static int read_sysfs(struct ctl_state *st)
+{
+	char *names[2 * CTL_MAX_KNOBS], path[256];
+	int n = 0, i, ret = 0;
+	size_t t;
+	struct dirent *de;
+	struct stat sb;
+	DIR *d;
+
+	d = opendir(GPS_SYSFS_DIR);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)) && n < 2 * CTL_MAX_KNOBS)
+		if (de->d_name[0] != '.')
+			names[n++] = strdup(de->d_name);
+	closedir(d);
+	qsort(names, n, sizeof(*names), cmp_names);
+
+	st->nr_knobs = 0;
+	st->nr_globals = 0;
+	for (t = 0; t < NR_CTL_KNOBS; t++)
+		for (i = 0; i < n; i++)
+			if (names[i] && !strcmp(names[i], ctl_knobs[t].name) &&
+			    st->nr_knobs < CTL_MAX_KNOBS) {
+				ret = read_knob(names[i],
+						&st->knob[st->nr_knobs]);
+				if (ret)
+					goto out;
+				st->nr_knobs++;
+				free(names[i]);
+				names[i] = NULL;
+			}
+	for (i = 0; i < n; i++) {
+		char buf[64];
+
+		if (!names[i])
+			continue;
+		snprintf(path, sizeof(path), GPS_SYSFS_DIR "/%s", names[i]);
+		if (stat(path, &sb) || !S_ISREG(sb.st_mode))
+			continue;
+		if (sb.st_mode & 0222) {
+			if (st->nr_knobs == CTL_MAX_KNOBS)
+				continue;
+			ret = read_knob(names[i], &st->knob[st->nr_knobs]);
+			if (ret)
+				goto out;
+			st->nr_knobs++;
+		} else if (st->nr_globals < CTL_MAX_KNOBS) {
+			ret = read_line(path, buf, sizeof(buf));
+			if (ret)
+				goto out;
+			snprintf(st->global_name[st->nr_globals], CTL_NAME_LEN,
+				 "%s", names[i]);
+			st->global_val[st->nr_globals++] = strtoll(buf, NULL, 0);
+		}
+	}
+out:
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	return ret;
+}
+
+static long long global(const struct ctl_state *st, const char *name)
+{
+	int i;
+
+	for (i = 0; i < st->nr_globals; i++)
+		if (!strcmp(st->global_name[i], name))
+			return st->global_val[i];
+	return -1;
+}
+
+/* The value of @key in a node's meminfo ("Node 0 MemTotal: 524288 kB"). */
+static uint64_t node_meminfo(int node, const char *key)
+{
+	char path[128], line[256], *p;
+	uint64_t kb = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo",
+		 node);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		p = strstr(line, key);
+		if (p && p[strlen(key)] == ':') {
+			kb = strtoull(p + strlen(key) + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return kb * 1024;
+}
+
+/* The number of CPUs of a cpulist such as "0-3,8". */
+static int cpulist_count(const char *s)
+{
+	int n = 0, a, b;
+
+	while (*s) {
+		char *end;
+
+		a = strtol(s, &end, 10);
+		if (end == s)
+			break;
+		b = a;
+		s = end;
+		if (*s == '-')
+			b = strtol(s + 1, (char **)&s, 10);
+		n += b - a + 1;
+		if (*s == ',')
+			s++;
+		else
+			break;
+	}
+	return n;
+}
+
+/*
+ * Without /dev/gps (not openable): device d is the d-th online node, as
+ * the driver numbers them; memory and CPUs from the node's sysfs, replica
+ * pages from debugfs (0 when it cannot be read).
+ */
+static int read_devs_sysfs(struct ctl_state *st)
+{
+	char buf[256], path[128];
+	struct ctl_stats s;
+	int d = 0, node, a, b;
+	char *p = buf;
+
+	if (read_line("/sys/devices/system/node/online", buf, sizeof(buf)))
+		return -ENOENT;
+	while (*p && d < st->nr_devs) {
+		a = strtol(p, &p, 10);
+		b = a;
+		if (*p == '-')
+			b = strtol(p + 1, &p, 10);
+		for (node = a; node <= b && d < st->nr_devs; node++, d++) {
+			struct ctl_dev *dev = &st->dev[d];
+			char cpus[256] = "";
+
+			dev->node = node;
+			snprintf(path, sizeof(path),
+				 "/sys/devices/system/node/node%d/cpulist",
+				 node);
+			read_line(path, cpus, sizeof(cpus));
+			dev->cpus = cpulist_count(cpus);
+			dev->mem_total = node_meminfo(node, "MemTotal");
+			dev->mem_free = node_meminfo(node, "MemFree");
+			dev->replica_pages = 0;
+			if (!ctl_read_stats(node, &s) &&
+			    ctl_stat(&s, "replica_pages") >= 0)
+				dev->replica_pages = ctl_stat(&s,
+							      "replica_pages");
+		}
+		if (*p == ',')
+			p++;
+		else
+			break;
+	}
+	return d == st->nr_devs ? 0 : -ENOENT;
+}
+
+static int read_devs(struct ctl_state *st)
+{
+	int fd, d;
+
+	fd = open(GPS_DEV_PATH, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return read_devs_sysfs(st);
+	for (d = 0; d < st->nr_devs; d++) {
+		struct gps_device_args a = { .device = d };
+
+		if (ioctl(fd, GPS_IOC_DEVICE_INFO, &a)) {
+			close(fd);
+			return read_devs_sysfs(st);
+		}
+		st->dev[d].node = a.node;
+		st->dev[d].cpus = a.nr_cpus;
+		st->dev[d].mem_total = a.mem_total;
+		st->dev[d].mem_free = a.mem_free;
+		st->dev[d].replica_pages = a.replica_pages;
+	}
+	close(fd);
+	return 0;
+}
+
+int ctl_read_state(struct ctl_state *st)
+{
+	long long n;
+	int ret;
+
+	memset(st, 0, sizeof(*st));
+	ret = read_sysfs(st);
+	if (ret)
+		return ret;
+	n = global(st, "nr_devices");
+	if (n < 1 || n > CTL_MAX_DEVS)
+		return -EINVAL;
+	st->nr_devs = n;
+	return read_devs(st);
+}
+
+int ctl_read_stats(int node, struct ctl_stats *s)
+{
+	char path[128], name[CTL_NAME_LEN];
+	long long v;
+	FILE *f;
+
+	s->n = 0;
+	snprintf(path, sizeof(path), GPS_DEBUGFS_DIR "/node%d/stats", node);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (s->n < CTL_MAX_STATS && fscanf(f, "%47s %lld", name, &v) == 2) {
+		snprintf(s->name[s->n], CTL_NAME_LEN, "%s", name);
+		s->val[s->n++] = v;
+	}
+	fclose(f);
+	return s->n ? 0 : -ENODATA;
+}
+
+long long ctl_stat(const struct ctl_stats *s, const char *name)
+{
+	int i;
+
+	for (i = 0; i < s->n; i++)
+		if (!strcmp(s->name[i], name))
+			return s->val[i];
+	return -1;
+}
+
+/* Row @src of the traffic matrix: blocks[d], bytes[d] for every device. */
+int ctl_read_traffic(const struct ctl_state *st, int src, long long *blocks,
+		     long long *bytes)
+{
+	char path[128];
+	long long bl, by;
+	int node, d, found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), GPS_DEBUGFS_DIR "/node%d/traffic",
+		 st->dev[src].node);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	for (d = 0; d < st->nr_devs; d++)
+		blocks[d] = bytes[d] = 0;
+	while (fscanf(f, "%d %lld %lld", &node, &bl, &by) == 3)
+		for (d = 0; d < st->nr_devs; d++)
+			if (st->dev[d].node == node) {
+				blocks[d] = bl;
+				bytes[d] = by;
+				found++;
+			}
+	fclose(f);
+	return found ? 0 : -ENODATA;
+}
+
+/* pages[n] = GPS pages with n subscribers, n = 1..max; the largest n. */
+int ctl_read_subscribers(long long *pages, int max)
+{
+	long long p;
+	int n, top = 0;
+	FILE *f;
+
+	f = fopen(GPS_DEBUGFS_DIR "/subscribers", "r");
+	if (!f)
+		return -errno;
+	for (n = 0; n <= max; n++)
+		pages[n] = 0;
+	while (fscanf(f, "%d %lld", &n, &p) == 2)
+		if (n >= 1 && n <= max) {
+			pages[n] = p;
+			if (n > top)
+				top = n;
+		}
+	fclose(f);
+	return top ? top : -ENODATA;
+}
+
+int ctl_knob_find(const struct ctl_state *st, const char *name)
+{
+	int i;
+
+	for (i = 0; i < st->nr_knobs; i++)
+		if (!strcmp(st->knob[i].name, name))
+			return i;
+	return -1;
+}
+
+/* Write @value (with a newline) to knob @name: 0 or -errno. */
+int ctl_knob_write(const char *name, const char *value)
+{
+	char path[256], buf[128];
+	int fd, n, ret = 0;
+
+	snprintf(path, sizeof(path), GPS_SYSFS_DIR "/%s", name);
+	n = snprintf(buf, sizeof(buf), "%s\n", value);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, buf, n) != n)
+		ret = -errno;
+	if (close(fd) && !ret)
+		ret = -errno;
+	return ret;
+}
