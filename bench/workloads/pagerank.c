@@ -20,7 +20,9 @@
  * pagerank-push  the paper's (PROACT's) form: edge-parallel, one thread
  *                per 2048 in-edges of the device's destinations adds the
  *                source's contribution into next[dst] with a float atomic
- *                add, then a pass scales next.  Only the destination's
+ *                add, then a pass scales next.  next is a third array
+ *                that only its owner reads and writes (subscribed by the
+ *                owner alone after tracking).  Only the destination's
  *                owner updates next[dst], so the atomics are device-scope
  *                (gpsAtomicAddF): on GPS memory they act on the owner's
  *                replica and are published at the end of the kernel as
@@ -58,6 +60,7 @@ struct pr_dev {
 struct pr_args {
 	const float *in;
 	float *out;
+	float *acc;		/* push: the sums, owner only */
 	const struct pr_dev *g;
 	float base;
 };
@@ -86,7 +89,7 @@ static void pr_zero_kernel(void *p)
 	size_t v1 = v0 + PR_TILE < a->g->hi ? v0 + PR_TILE : a->g->hi;
 
 	for (v = v0; v < v1; v++)
-		a->out[v] = 0.0f;
+		a->acc[v] = 0.0f;
 }
 
 static void pr_push_kernel(void *p)
@@ -97,7 +100,7 @@ static void pr_push_kernel(void *p)
 	size_t e1 = e0 + PR_ETILE < g->ne ? e0 + PR_ETILE : g->ne;
 
 	for (e = e0; e < e1; e++)
-		gpsAtomicAddF(&a->out[g->dst[e]], a->in[g->col[e]]);
+		gpsAtomicAddF(&a->acc[g->dst[e]], a->in[g->col[e]]);
 }
 
 static void pr_finish_kernel(void *p)
@@ -108,7 +111,7 @@ static void pr_finish_kernel(void *p)
 	size_t v1 = v0 + PR_TILE < g->hi ? v0 + PR_TILE : g->hi;
 
 	for (v = v0; v < v1; v++)
-		a->out[v] = (a->base + PR_DAMP * a->out[v]) *
+		a->out[v] = (a->base + PR_DAMP * a->acc[v]) *
 			    g->invout[v - g->lo];
 }
 
@@ -176,12 +179,17 @@ static void pr_setup(struct wl *w, const struct wl_opts *o)
 	free(outdeg);
 	free(partner);
 	w->data = g;
-	w->nbuf = 2;
+	w->nbuf = w->ops == &wl_pagerank_push ? 3 : 2;
 	w->nphases = 2;
 	w->buf[0] = (struct wl_buf){ "A", nv * sizeof(float), init };
 	w->buf[1] = (struct wl_buf){ "B", nv * sizeof(float), NULL };
 	w->buf[1].init = wl_xmalloc(nv * sizeof(float));
 	memcpy(w->buf[1].init, init, nv * sizeof(float));
+	/* the push's sums */
+	if (w->nbuf > 2) {
+		w->buf[2] = (struct wl_buf){ "next", nv * sizeof(float), NULL };
+		w->buf[2].init = wl_xmalloc(nv * sizeof(float));
+	}
 	snprintf(w->desc, sizeof(w->desc), "vertices=%zu degree=%zu", nv,
 		 degree);
 }
@@ -246,12 +254,14 @@ static void pr_args_init(struct pr_args *a, const struct wl *w, int phase,
 
 	a->in = buf[phase];
 	a->out = buf[!phase];
+	a->acc = w->nbuf > 2 ? buf[2] : NULL;
 	a->g = p;
 	a->base = (1.0f - PR_DAMP) / (float)g->nv;
 }
 
 #define PR_ARGS(a)	GPS_ARGS(a, GPS_PTR(struct pr_args, in),	\
-				 GPS_PTR(struct pr_args, out))
+				 GPS_PTR(struct pr_args, out),		\
+				 GPS_PTR(struct pr_args, acc))
 
 static void pr_pull_launch(const struct wl *w, int phase, int d, int nd,
 			   void *const *buf, void *priv, gpsStream_t s)
@@ -310,6 +320,8 @@ static void pr_writes(const struct wl *w, int phase, int d, int nd,
 	if (hi > lo)
 		wl_mark(acc, !phase, lo * sizeof(float),
 			(hi - lo) * sizeof(float));
+	if (hi > lo && w->nbuf > 2)
+		wl_mark(acc, 2, lo * sizeof(float), (hi - lo) * sizeof(float));
 }
 
 /* relative 1e-4 per value (the push's atomic adds come in any order) */

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: every workload of build/bench/paradigms, in every paradigm
+ * (memcpy, memcpy-needed, gps-auto, gps-paper, gps-all, um, rdl, home) at
+ * the quick size on 2 devices, gives the single-device run's result: 8
+ * records verify=ok, none FAIL, exit status 0.  To keep make check short
+ * it runs in one guest shape only: 2 nodes of 1 vCPU on 6.12 (outside
+ * gps-vm: any host with 2 devices); elsewhere it skips.
+ */
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "t_lib.h"
+
+#define T_PARADIGMS	8	/* records with verify=ok per workload */
+
+FIXTURE(bench) {
+	int unused;
+};
+
+FIXTURE_SETUP(bench)
+{
+	const char *series = getenv("GPS_VM_SERIES");
+	const char *cpus = getenv("GPS_VM_CPUS");
+	int ndev;
+
+	T_DEVICES(ndev);
+	if (ndev != 2)
+		SKIP(return, "runs in the 2-node guest only (has %d)", ndev);
+	if (series && strcmp(series, "6.12"))
+		SKIP(return, "runs in the 6.12 guest only (this: %s)", series);
+	if (cpus && strcmp(cpus, "1"))
+		SKIP(return, "runs with 1 vCPU per node only (this: %s)",
+		     cpus);
+}
+
+FIXTURE_TEARDOWN(bench)
+{
+}
+
+/*
+ * Runs paradigms for @workload; returns its exit status (-2: not built)
+ * and counts its records verify=ok and verify=FAIL.
+ */
+static int run_workload(const char *workload, int *ok, int *fail)
+{
+	char self[PATH_MAX], bin[PATH_MAX], cmd[2 * PATH_MAX], line[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	FILE *f;
+	int status;
+
+	*ok = *fail = 0;
+	if (n <= 0)
+		return -1;
+	self[n] = '\0';
+	/* build/tests/lib/paradigms -> build/bench/paradigms */
+	snprintf(bin, sizeof(bin), "%s/../../bench/paradigms", dirname(self));
+	if (access(bin, X_OK))
+		return -2;
+	snprintf(cmd, sizeof(cmd), "%s -q -i 2 -d 2 -w %s", bin, workload);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "workload="))
+			continue;
+		*ok += strstr(line, " verify=ok") != NULL;
+		*fail += strstr(line, " verify=FAIL") != NULL;
+		if (strstr(line, " verify=FAIL"))
+			fprintf(stderr, "# %s", line);
+	}
+	status = pclose(f);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -3;
+}
+
+#define T_WORKLOAD(name, arg)						\
+TEST_F_TIMEOUT(bench, name, 180)					\
+{									\
+	int ok, fail, ret = run_workload(arg, &ok, &fail);		\
+									\
+	if (ret == -2)							\
+		SKIP(return, "build/bench/paradigms not built");	\
+	ASSERT_EQ(0, fail);						\
+	ASSERT_EQ(T_PARADIGMS, ok);					\
+	ASSERT_EQ(0, ret);						\
+}
+
+/* each: 8 paradigms, every result as the single-device run's */
+T_WORKLOAD(jacobi, "jacobi")
+T_WORKLOAD(pagerank, "pagerank")
+T_WORKLOAD(pagerank_push, "pagerank-push")
+T_WORKLOAD(sssp, "sssp")
+T_WORKLOAD(als, "als")
+T_WORKLOAD(ct, "ct")
+T_WORKLOAD(b2reqwp, "b2reqwp")
+T_WORKLOAD(diffusion, "diffusion")
+T_WORKLOAD(hit, "hit")
+
+TEST_HARNESS_MAIN
