@@ -22,11 +22,12 @@
  *
  *   threads [-n elements] [-r runs] [-R repetitions] [-d device]
  *
- * A repetition: the variants take turns -r times (a slow spell of a
- * shared host hits them all), each keeps its best; its ratios are those
- * times over plain_blocks'. Each repetition prints a line of ratios, then
- * the median repetition's figures are printed as key=value records
- * (*_ms, *_ns_per_elem, *_ratio: each the median over the repetitions).
+ * Each variant's run is paired with a run of plain_blocks just before it
+ * (a slow spell of a shared host, or of a TCG guest on one, hits both),
+ * and its ratio is the pair's. A repetition is -r such rounds of every
+ * variant; it prints the median of its ratios per variant. The records
+ * at the end are the medians over all rounds (*_ms, *_ns_per_elem,
+ * *_ratio), with the range of the repetitions' medians.
  * The issue's goals: kernel_thread within 2x, a grid-stride kernel
  * (kernel_gridloop) within 1.2x. Exit 1 if a result is wrong.
  */
@@ -168,6 +169,17 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* seconds of one run of variant @v */
+static double timed(struct ctx *c, int v)
+{
+	double s;
+
+	c->variant = v;
+	s = bench_now();
+	one(c);
+	return bench_now() - s;
+}
+
 /* ns per fiber switch: a block of @bs threads, @rounds barriers each */
 static double switch_ns(unsigned int bs, struct sw *sw)
 {
@@ -188,8 +200,8 @@ int main(int argc, char **argv)
 		"kernel_stride_fewblocks", "kernel_gridloop",
 		"kernel_gridloop_fewblocks" };
 	unsigned int n = 1u << 22, i, bs = 256;
-	int runs = 3, reps = 5, dev = 0, opt, v, r, k, bad = 0;
-	double *t, *ratio, *sws, best[NV], col[64];
+	int runs = 3, reps = 5, dev = 0, opt, v, r, k, nr, bad = 0;
+	double *t, *ratio, *sws, *repm, *col;
 	gpsDeviceProp prop;
 	struct ctx c;
 	struct sw sw = { 200 };
@@ -210,10 +222,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "threads: -r at least 1, -R 1 to 64\n");
 		return 2;
 	}
-	t = calloc((size_t)reps * NV, sizeof(*t));
-	ratio = calloc((size_t)reps * NV, sizeof(*ratio));
+	nr = reps * runs;
+	t = calloc((size_t)nr * NV, sizeof(*t));
+	ratio = calloc((size_t)nr * NV, sizeof(*ratio));
 	sws = calloc((size_t)reps, sizeof(*sws));
-	if (!t || !ratio || !sws)
+	repm = calloc((size_t)reps * NV, sizeof(*repm));
+	col = calloc((size_t)nr, sizeof(*col));
+	if (!t || !ratio || !sws || !repm || !col)
 		return 2;
 	CHECK(gpsSetDevice(dev));
 	CHECK(gpsGetDeviceProperties(&prop, dev));
@@ -234,48 +249,53 @@ int main(int argc, char **argv)
 	/* the fibers' stacks are mapped at the first block */
 	(void)switch_ns(bs, &sw);
 	for (k = 0; k < reps; k++) {
-		for (v = 0; v < NV; v++)
-			best[v] = 1e30;
-		for (r = 0; r < runs; r++)
+		for (r = k * runs; r < (k + 1) * runs; r++)
 			for (v = 0; v < NV; v++) {
-				double s;
+				double ref;
 
-				c.variant = v;
-				s = bench_now();
-				one(&c);
-				s = bench_now() - s;
-				if (s < best[v])
-					best[v] = s;
+				if (v == 1)
+					continue;
+				ref = timed(&c, 1);
+				t[v * nr + r] = timed(&c, v);
+				t[1 * nr + r] = ref;
+				ratio[v * nr + r] = t[v * nr + r] / ref;
+				ratio[1 * nr + r] = 1;
 			}
 		sws[k] = switch_ns(bs, &sw);
 		printf("threads: repetition=%d", k);
 		for (v = 0; v < NV; v++) {
-			t[v * reps + k] = best[v];
-			ratio[v * reps + k] = best[v] / best[1];
+			memcpy(col, &ratio[v * nr + k * runs],
+			       runs * sizeof(*col));
+			repm[v * reps + k] = median(col, runs);
 			if (v != 1)
 				printf(" %s_ratio=%.2f", names[v],
-				       ratio[v * reps + k]);
+				       repm[v * reps + k]);
 		}
 		printf(" sync_switch_ns=%.1f\n", sws[k]);
 	}
-	/* NV variants x reps x runs passes of y += 0.5 x */
+	/* each round: NV - 1 variants, each after a plain_blocks run, of
+	 * y += 0.5 x */
 	for (i = 0; i < n; i++)
-		if (y[i] != 0.5f * (float)(i % 1000) * NV * runs * reps) {
+		if (y[i] != 0.5f * (float)(i % 1000) * 2 * (NV - 1) * nr) {
 			fprintf(stderr, "threads: y[%u] = %g, expected %g\n",
-				i, y[i], 0.5 * (i % 1000) * NV * runs * reps);
+				i, y[i], 0.5 * (i % 1000) * 2 * (NV - 1) * nr);
 			bad = 1;
 			break;
 		}
 	for (v = 0; v < NV; v++) {
-		double ms, rt;
+		double ms, rt, lo, hi;
 
-		memcpy(col, &t[v * reps], reps * sizeof(*col));
-		ms = median(col, reps);
-		memcpy(col, &ratio[v * reps], reps * sizeof(*col));
-		rt = median(col, reps);
-		printf("threads: %s_ms=%.3f %s_ns_per_elem=%.3f %s_ratio=%.2f (median of %d; ratio from %.2f to %.2f)\n",
+		memcpy(col, &t[v * nr], nr * sizeof(*col));
+		ms = median(col, nr);
+		memcpy(col, &ratio[v * nr], nr * sizeof(*col));
+		rt = median(col, nr);
+		memcpy(col, &repm[v * reps], reps * sizeof(*col));
+		(void)median(col, reps);
+		lo = col[0];
+		hi = col[reps - 1];
+		printf("threads: %s_ms=%.3f %s_ns_per_elem=%.3f %s_ratio=%.2f (median of %d rounds; repetitions from %.2f to %.2f)\n",
 		       names[v], ms * 1e3, names[v], ms * 1e9 / n, names[v],
-		       rt, reps, col[0], col[reps - 1]);
+		       rt, nr, lo, hi);
 	}
 	printf("threads: sync_switch_ns=%.1f (median of %d; block %u, %d barriers)\n",
 	       median(sws, reps), reps, bs, sw.rounds);
@@ -284,5 +304,7 @@ int main(int argc, char **argv)
 	free(t);
 	free(ratio);
 	free(sws);
+	free(repm);
+	free(col);
 	return bad;
 }
