@@ -207,7 +207,8 @@ static void gps_capture_around(struct vm_fault *vmf, struct gps_replica *r,
 			if (i == sub || !trylock_page(r->pages[i]))
 				continue;
 			__set_bit(i, captured);
-			if (!READ_ONCE(r->twins[i]))
+			if (!READ_ONCE(r->twins[i]) &&
+			    !gps_should_fail(GPS_FAIL_CAPTURE_TWIN))
 				twins[i - s] = alloc_pages_node(
 					gps_devs[r->dev].nid,
 					GFP_HIGHUSER | __GFP_ACCOUNT |

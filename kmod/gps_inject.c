@@ -21,6 +21,7 @@
 
 static DECLARE_FAULT_ATTR(gps_fail_replica_alloc);
 static DECLARE_FAULT_ATTR(gps_fail_twin_alloc);
+static DECLARE_FAULT_ATTR(gps_fail_capture_twin);
 static DECLARE_FAULT_ATTR(gps_fail_queue_reshape);
 static DECLARE_FAULT_ATTR(gps_fail_async_fence);
 
@@ -31,6 +32,8 @@ static const struct {
 	[GPS_FAIL_REPLICA_ALLOC] = { "fail_replica_alloc",
 				     &gps_fail_replica_alloc },
 	[GPS_FAIL_TWIN_ALLOC] = { "fail_twin_alloc", &gps_fail_twin_alloc },
+	[GPS_FAIL_CAPTURE_TWIN] = { "fail_capture_twin",
+				    &gps_fail_capture_twin },
 	[GPS_FAIL_QUEUE_RESHAPE] = { "fail_queue_reshape",
 				     &gps_fail_queue_reshape },
 	[GPS_FAIL_ASYNC_FENCE] = { "fail_async_fence",

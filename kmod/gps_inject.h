@@ -22,6 +22,8 @@ struct dentry;
  * enum gps_fail_point - where an allocation can be made to fail
  * @GPS_FAIL_REPLICA_ALLOC: one small page of a replica (gps_replica_alloc())
  * @GPS_FAIL_TWIN_ALLOC: a twin, in gps_page_mkwrite()
+ * @GPS_FAIL_CAPTURE_TWIN: a twin of a page captured along with the faulting
+ *	one (gps_capture_around()): that page is left to fault alone
  * @GPS_FAIL_QUEUE_RESHAPE: one device's new queue (gps_queues_reconfigure())
  * @GPS_FAIL_ASYNC_FENCE: the work item of an io_uring fence
  * @GPS_NR_FAIL_POINTS: number of points
@@ -29,6 +31,7 @@ struct dentry;
 enum gps_fail_point {
 	GPS_FAIL_REPLICA_ALLOC,
 	GPS_FAIL_TWIN_ALLOC,
+	GPS_FAIL_CAPTURE_TWIN,
 	GPS_FAIL_QUEUE_RESHAPE,
 	GPS_FAIL_ASYNC_FENCE,
 	GPS_NR_FAIL_POINTS
