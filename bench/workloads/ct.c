@@ -4,14 +4,17 @@
  * dissertation's PWLS-OS MBIR (ch. III) with a simpler projector: a
  * parallel-beam system matrix A (rays x pixels, one nonzero per pixel a
  * ray crosses, weight = the ray's length in it by unit-step sampling) of
- * an N x N image (-z N, default 160, quick 64), N/4*3 views over 180
- * degrees, N detector bins.  The measured sinogram y is A times a
- * phantom (disks, fixed), and each iteration is one weighted least
- * squares gradient step (SIRT-like: w_i / row sum, 1 / column sum):
+ * an N x N slice (-z N, default 128, quick 64), N/4*3 views over 180
+ * degrees, N detector bins, applied to S slices at once (16, quick 4: a
+ * stack of parallel-beam slices, the image stored [y][slice][x], the
+ * sinogram [view][slice][bin]).  The measured sinogram y is A times a
+ * phantom (disks, fixed, scaled per slice), and each iteration is one
+ * weighted least squares gradient step (SIRT-like: w_i / row sum,
+ * 1 / column sum):
  *
  *   phase 0, forward projection split by views: r_i = w_i (y_i - A_i x)
  *            (reads the whole image: all-to-all)
- *   phase 1, back-projection split by slabs of image rows:
+ *   phase 1, back-projection split by slabs of image rows (y):
  *            x_j = max(0, x_j + (A^T r)_j / c_j)  (reads nearly the
  *            whole sinogram: all-to-all)
  *
@@ -25,7 +28,7 @@
 #define CT_TILE		32	/* rays or pixels per thread */
 
 struct ct {
-	size_t n, views, bins, rays;
+	size_t n, views, bins, rays, sl;
 	uint32_t *rptr, *rcol;	/* A by ray */
 	float *rval;
 	uint32_t *pptr, *pcol;	/* A^T by pixel */
@@ -34,7 +37,7 @@ struct ct {
 };
 
 struct ct_dev {
-	size_t rlo, rhi, plo, phi;
+	size_t rlo, rhi, plo, phi, n, bins, sl;
 	uint32_t *rptr, *rcol, *pptr, *pcol;
 	float *rval, *pval, *y, *w, *cinv;
 };
@@ -52,12 +55,20 @@ static void ct_fwd_kernel(void *p)
 	size_t i1 = i0 + CT_TILE < g->rhi ? i0 + CT_TILE : g->rhi;
 
 	for (i = i0; i < i1; i++) {
-		size_t k = i - g->rlo;
-		float s = 0.0f;
+		size_t k = i - g->rlo, v = i / g->bins, b = i % g->bins, z;
 
-		for (e = g->rptr[k]; e < g->rptr[k + 1]; e++)
-			s += g->rval[e] * a->x[g->rcol[e]];
-		a->r[i] = g->w[k] * (g->y[k] - s);
+		for (z = 0; z < g->sl; z++) {
+			float s = 0.0f;
+
+			for (e = g->rptr[k]; e < g->rptr[k + 1]; e++) {
+				size_t px = g->rcol[e];
+
+				s += g->rval[e] * a->x[(px / g->n * g->sl + z) *
+						       g->n + px % g->n];
+			}
+			a->r[(v * g->sl + z) * g->bins + b] =
+				g->w[k * g->sl + z] * (g->y[k * g->sl + z] - s);
+		}
 	}
 }
 
@@ -69,20 +80,29 @@ static void ct_back_kernel(void *p)
 	size_t j1 = j0 + CT_TILE < g->phi ? j0 + CT_TILE : g->phi;
 
 	for (j = j0; j < j1; j++) {
-		size_t k = j - g->plo;
-		float s = 0.0f, v;
+		size_t k = j - g->plo, y = j / g->n, x = j % g->n, z;
 
-		for (e = g->pptr[k]; e < g->pptr[k + 1]; e++)
-			s += g->pval[e] * a->r[g->pcol[e]];
-		v = a->x[j] + s * g->cinv[k];
-		a->x[j] = v > 0.0f ? v : 0.0f;
+		for (z = 0; z < g->sl; z++) {
+			size_t at = (y * g->sl + z) * g->n + x;
+			float s = 0.0f, v;
+
+			for (e = g->pptr[k]; e < g->pptr[k + 1]; e++) {
+				size_t ray = g->pcol[e];
+
+				s += g->pval[e] * a->r[(ray / g->bins * g->sl +
+							z) * g->bins +
+						       ray % g->bins];
+			}
+			v = a->x[at] + s * g->cinv[k];
+			a->x[at] = v > 0.0f ? v : 0.0f;
+		}
 	}
 }
 
 static void ct_setup(struct wl *w, const struct wl_opts *o)
 {
 	struct ct *c = wl_xmalloc(sizeof(*c));
-	size_t N = o->size ? o->size : o->quick ? 64 : 160;
+	size_t N = o->size ? o->size : o->quick ? 64 : 128, z;
 	size_t v, b, i, e = 0, cap, j;
 	float *x0, *phantom, *rsum;
 	double half;
@@ -93,6 +113,7 @@ static void ct_setup(struct wl *w, const struct wl_opts *o)
 	c->views = N / 4 * 3;
 	c->bins = N;
 	c->rays = c->views * c->bins;
+	c->sl = o->quick ? 4 : 16;
 	half = (double)N / 2;
 	cap = c->rays * (2 * N + 2);
 	c->rptr = wl_xmalloc((c->rays + 1) * sizeof(uint32_t));
@@ -163,8 +184,8 @@ static void ct_setup(struct wl *w, const struct wl_opts *o)
 		if (px * px + (py + R / 2) * (py + R / 2) < R * R / 36)
 			phantom[i] -= 0.5f;
 	}
-	c->y = wl_xmalloc(c->rays * sizeof(float));
-	c->w = wl_xmalloc(c->rays * sizeof(float));
+	c->y = wl_xmalloc(c->rays * c->sl * sizeof(float));
+	c->w = wl_xmalloc(c->rays * c->sl * sizeof(float));
 	rsum = wl_xmalloc(c->rays * sizeof(float));
 	for (i = 0; i < c->rays; i++) {
 		float s = 0.0f, l = 0.0f;
@@ -173,10 +194,15 @@ static void ct_setup(struct wl *w, const struct wl_opts *o)
 			s += c->rval[j] * phantom[c->rcol[j]];
 			l += c->rval[j];
 		}
-		c->y[i] = s;
 		rsum[i] = l;
-		/* PWLS statistical weight over the row sum */
-		c->w[i] = l > 0 ? (1.0f / (1.0f + 0.01f * s)) / l : 0.0f;
+		for (z = 0; z < c->sl; z++) {
+			float sz = s * (1.0f + 0.1f * (float)z);
+
+			c->y[i * c->sl + z] = sz;
+			/* PWLS statistical weight over the row sum */
+			c->w[i * c->sl + z] = l > 0 ?
+				(1.0f / (1.0f + 0.01f * sz)) / l : 0.0f;
+		}
 	}
 	c->cinv = wl_xmalloc(N * N * sizeof(float));
 	for (j = 0; j < N * N; j++) {
@@ -188,16 +214,18 @@ static void ct_setup(struct wl *w, const struct wl_opts *o)
 	}
 	free(rsum);
 	free(phantom);
-	x0 = wl_xmalloc(N * N * sizeof(float));
+	x0 = wl_xmalloc(N * N * c->sl * sizeof(float));
 	w->data = c;
 	w->nbuf = 2;
 	w->nphases = 2;
-	w->buf[0] = (struct wl_buf){ "image", N * N * sizeof(float), x0 };
-	w->buf[1] = (struct wl_buf){ "residual", c->rays * sizeof(float),
-				     NULL };
-	w->buf[1].init = wl_xmalloc(c->rays * sizeof(float));
-	snprintf(w->desc, sizeof(w->desc), "image=%zux%zu views=%zu bins=%zu "
-		 "nonzeros=%zu", N, N, c->views, c->bins, e);
+	w->buf[0] = (struct wl_buf){ "image", N * N * c->sl * sizeof(float),
+				     x0 };
+	w->buf[1] = (struct wl_buf){ "residual",
+				     c->rays * c->sl * sizeof(float), NULL };
+	w->buf[1].init = wl_xmalloc(c->rays * c->sl * sizeof(float));
+	snprintf(w->desc, sizeof(w->desc), "image=%zux%zu slices=%zu "
+		 "views=%zu bins=%zu nonzeros=%zu", N, N, c->sl, c->views,
+		 c->bins, e);
 }
 
 static void ct_cleanup(struct wl *w)
@@ -244,14 +272,17 @@ static void *ct_dev_init(struct wl *w, int d, int nd)
 
 	ct_rays(c, d, nd, &p->rlo, &p->rhi);
 	ct_pixels(c, d, nd, &p->plo, &p->phi);
+	p->n = c->n;
+	p->bins = c->bins;
+	p->sl = c->sl;
 	e0 = c->rptr[p->rlo];
 	p->rptr = wl_host_alloc((p->rhi - p->rlo + 1) * sizeof(uint32_t));
 	for (i = 0; i <= p->rhi - p->rlo; i++)
 		p->rptr[i] = c->rptr[p->rlo + i] - (uint32_t)e0;
 	p->rcol = ct_dup(c->rcol + e0, (c->rptr[p->rhi] - e0) * 4);
 	p->rval = ct_dup(c->rval + e0, (c->rptr[p->rhi] - e0) * 4);
-	p->y = ct_dup(c->y + p->rlo, (p->rhi - p->rlo) * 4);
-	p->w = ct_dup(c->w + p->rlo, (p->rhi - p->rlo) * 4);
+	p->y = ct_dup(c->y + p->rlo * c->sl, (p->rhi - p->rlo) * c->sl * 4);
+	p->w = ct_dup(c->w + p->rlo * c->sl, (p->rhi - p->rlo) * c->sl * 4);
 	e0 = c->pptr[p->plo];
 	p->pptr = wl_host_alloc((p->phi - p->plo + 1) * sizeof(uint32_t));
 	for (i = 0; i <= p->phi - p->plo; i++)
@@ -303,17 +334,23 @@ static void ct_reads(const struct wl *w, int phase, int d, int nd,
 	const struct ct *c = w->data;
 	size_t lo, hi, e;
 
+	size_t z, n = c->n, sl = c->sl, bins = c->bins;
+
 	if (!phase) {
 		ct_rays(c, d, nd, &lo, &hi);
 		for (e = c->rptr[lo]; e < c->rptr[hi]; e++)
-			wl_mark(acc, 0, (size_t)c->rcol[e] * 4, 4);
+			for (z = 0; z < sl; z++)
+				wl_mark(acc, 0, ((c->rcol[e] / n * sl + z) * n +
+						 c->rcol[e] % n) * 4, 4);
 		return;
 	}
 	ct_pixels(c, d, nd, &lo, &hi);
 	if (hi > lo)
-		wl_mark(acc, 0, lo * 4, (hi - lo) * 4);
+		wl_mark(acc, 0, lo * sl * 4, (hi - lo) * sl * 4);
 	for (e = c->pptr[lo]; e < c->pptr[hi]; e++)
-		wl_mark(acc, 1, (size_t)c->pcol[e] * 4, 4);
+		for (z = 0; z < sl; z++)
+			wl_mark(acc, 1, ((c->pcol[e] / bins * sl + z) * bins +
+					 c->pcol[e] % bins) * 4, 4);
 }
 
 static void ct_writes(const struct wl *w, int phase, int d, int nd,
@@ -326,8 +363,9 @@ static void ct_writes(const struct wl *w, int phase, int d, int nd,
 		ct_pixels(c, d, nd, &lo, &hi);
 	else
 		ct_rays(c, d, nd, &lo, &hi);
+	/* rays of whole views, pixels of whole rows: contiguous */
 	if (hi > lo)
-		wl_mark(acc, !phase, lo * 4, (hi - lo) * 4);
+		wl_mark(acc, !phase, lo * c->sl * 4, (hi - lo) * c->sl * 4);
 }
 
 const struct wl_ops wl_ct = {

@@ -3,7 +3,7 @@
  * sssp: single-source shortest paths by Bellman-Ford, as the paper's
  * (min,+) sparse matrix-vector product: d'[i] = min(d[i], min_j A_ij +
  * d[j]).  The paper's input (HV15R) is a 3-D CFD matrix; this one has its
- * shape: the 27-point stencil of an E x E x E grid (-z E, default 40,
+ * shape: the 27-point stencil of an E x E x E grid (-z E, default 48,
  * quick 20) plus, for about 3 % of the vertices, one in-edge from a
  * random vertex anywhere (long-range nonzeros), integer weights 1..64
  * from a fixed seed.  Many sources (one vertex in 61, at a random
@@ -66,7 +66,7 @@ static void ss_relax_kernel(void *p)
 static void ss_setup(struct wl *w, const struct wl_opts *o)
 {
 	struct sssp *s = wl_xmalloc(sizeof(*s));
-	size_t E = o->size ? o->size : o->quick ? 20 : 40, n, i, e = 0;
+	size_t E = o->size ? o->size : o->quick ? 20 : 48, n, i, e = 0;
 	uint64_t rs = 7;
 	uint32_t *init;
 	long x, y, z, dx, dy, dz;
