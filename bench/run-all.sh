@@ -4,8 +4,9 @@
 # run-all.sh: the workload benchmarks of Documentation/benchmarks.rst, one
 # after the other, as root in the VM (busybox sh is enough):
 #
-#   1. paradigms: jacobi and pagerank in every paradigm (Fig. 8-11)
-#   2. link sweep: local:remote bandwidth ratios (Fig. 13)
+#   1. paradigms: every workload in every paradigm (Fig. 8-11)
+#   2. link sweep: local:remote bandwidth ratios (Fig. 13): memcpy,
+#      gps-auto, gps-all, rdl
 #   3. queue sweep: write-queue capacity vs coalescing (Fig. 14)
 #   4. threads: what a kernel thread costs against a plain C loop
 #      (threads: key=value lines, which tools/gps-plot ignores)
@@ -13,7 +14,6 @@
 #   bench/run-all.sh [-q] [-d devices] [-- extra paradigms options]
 #
 #   -q   quick mode: small sizes, 3 iterations, two sweep points each
-#        (under 2 minutes in a 4-node TCG guest)
 #
 # Output: key=value records on stdout (tools/gps-plot reads them from a
 # saved console log).  Exit status: non-zero if any benchmark failed or
@@ -60,9 +60,9 @@ step() {
 nodes=0
 for _ in /sys/devices/system/node/node[0-9]*; do nodes=$((nodes + 1)); done
 echo "# run-all: $(uname -r), $nodes node(s), quick=$quick"
-step -p memcpy,gps-auto,gps-all,um,home "$@"
-step -w jacobi,pagerank -L "$ratios" "$@"
-step -w jacobi,pagerank -Q "$caps" "$@"
+step "$@"
+step -L "$ratios" "$@"
+step -Q "$caps" "$@"
 echo "# run-all: threads"
 if [ "$quick" = 1 ]; then
 	"$here/threads" -n 1000000 -r 3 || rc=1
