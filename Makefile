@@ -44,6 +44,7 @@
 # for check, default "1 2 4"), MULTI_GUESTS (check's guests of several
 # vCPUs per node, SERIES/NODESxCPUS, default "6.12/2x2 6.1/4x2
 # debug/2x2"),
+# PERF_GUESTS (check's guests that carry perf, default "6.12/2"),
 # GPS_DEBUG=1 (build with CONFIG_GPS_DEBUG),
 # VM_TIMEOUT (seconds per VM), NO_DEPS=1; for check-debug DEBUG_NODES
 # (default "2 4") and DEBUG_VM_TIMEOUT.
@@ -52,6 +53,9 @@ SERIES ?= 6.1 6.12
 NODES ?= 1 2 4
 # guests of several vCPUs per node in make check: SERIES/NODESxCPUS
 MULTI_GUESTS ?= 6.12/2x2 6.1/4x2 debug/2x2
+# make check's guests that carry perf (tests/kmod/trace records through
+# it): SERIES/NODES or SERIES/NODESxCPUS
+PERF_GUESTS ?= 6.12/2
 VM_TIMEOUT ?= 900
 # guests booted at the same time by make check (1: consoles streamed)
 JOBS ?= 1
@@ -160,7 +164,7 @@ ifeq ($(DEBUG_KERNEL),1)
 	$(MAKE) module-debug
 endif
 	tests/run-check.sh -s "$(CHECK_SERIES)" -n "$(NODES)" -g "$(CHECK_MULTI)" \
-		-t $(VM_TIMEOUT) -j $(JOBS)
+		-P "$(PERF_GUESTS)" -t $(VM_TIMEOUT) -j $(JOBS)
 
 check-debug: FORCE
 	$(DEPS)

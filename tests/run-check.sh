@@ -4,13 +4,18 @@
 # run-check.sh: every test of gps, what `make check` runs after building.
 #
 #   tests/run-check.sh [-s "6.1 6.12"] [-n "1 2 4"] [-g "6.12/2x2 6.1/4x2"]
-#                      [-t SECS] [-j JOBS] [-U] [-D] [-V]
+#                      [-P "6.12/2"] [-t SECS] [-j JOBS] [-U] [-D] [-V]
 #
 #   -s SERIES   kernel series to boot (default: "6.1 6.12")
 #   -n NODES    guests to boot each series with: N (N nodes of one vCPU)
 #               or NxC (N nodes of C vCPUs each) (default: "1 2 4")
 #   -g GUESTS   more guests, each of one series: SERIES/N or SERIES/NxC
 #               (default: none; make check: "6.12/2x2 6.1/4x2")
+#   -P GUESTS   guests that carry perf (Debian's linux-perf, the host's
+#               /usr/bin/perf and its libraries, gps-vm -a), so that
+#               tests/kmod/trace records through it: SERIES/N or
+#               SERIES/NxC among the guests above (default: none; make
+#               check: PERF_GUESTS, "6.12/2")
 #   -t SECS     timeout of one VM (default: 900)
 #   -j JOBS     guests run at the same time (default: 1, consoles streamed;
 #               more: consoles only in the logs, failures printed at the end)
@@ -29,6 +34,9 @@
 #    build/tests/lib/*, rmmod.  A guest of N nodes x C vCPUs has N sockets
 #    of C cores (gps-vm -n N -c C); its log is vm-SERIES-Nn.log when C is 1,
 #    vm-SERIES-NxC.log otherwise, and its results are named likewise.
+# On a terminal, each step (the unit tests, DKMS, each guest) begins with
+# "##### step i of n, elapsed, ETA" (tools/gps-progress.sh; the ETA from
+# the previous run's times, build/check/last/steps); not in CI logs.
 # Ends with one line "N passed, N failed, N skipped"; exits 1 on any failed
 # test or any VM that did not complete.  Logs: build/check/last/.
 set -euo pipefail
@@ -38,17 +46,19 @@ build=${BUILD:-$top/build}
 series="6.1 6.12"
 nodes="1 2 4"
 extra=
+perf_guests=
 timeout=900
 unit=1
 dkms=1
 vm=1
 jobs=1
 
-while getopts "s:n:g:t:j:UDV" opt; do
+while getopts "s:n:g:P:t:j:UDV" opt; do
 	case $opt in
 	s) series=$OPTARG ;;
 	n) nodes=$OPTARG ;;
 	g) extra=$OPTARG ;;
+	P) perf_guests=$OPTARG ;;
 	t) timeout=$OPTARG ;;
 	j) jobs=$OPTARG ;;
 	U) unit=0 ;;
@@ -90,6 +100,9 @@ done
 # Logs of this run in their own directory (several runs may share a tree),
 # build/check/last points at the newest; the 5 newest are kept.
 mkdir -p "$build/check"
+history=$build/check/last/steps
+[ -f "$history" ] || history=
+[ -z "$history" ] || history=$(readlink -f "$history")
 logs=$(mktemp -d "$build/check/$(date +%Y%m%d-%H%M%S).XXXX")
 ln -sfn "$(basename "$logs")" "$build/check/last"
 find "$build/check" -mindepth 1 -maxdepth 1 -type d -printf '%T@ %p\n' |
@@ -125,9 +138,26 @@ account() {
 
 start=$(date +%s)
 
+# the steps, for "step i of n, elapsed, ETA" on a terminal
+# shellcheck source=tools/gps-progress.sh
+. "$top/tools/gps-progress.sh"
+# shellcheck disable=SC2034 # read by gps-progress.sh
+progress_log=$logs/steps
+# the DKMS build of each Debian series being checked (not "debug")
+dkms_series=
+for s in $series; do
+	case $s in 6.1 | 6.12) dkms_series="$dkms_series $s" ;; esac
+done
+steps=0
+[ "$unit" = 0 ] || steps=$((steps + 1))
+[ "$dkms" = 0 ] || [ -z "$dkms_series" ] || steps=$((steps + 1))
+[ "$vm" = 0 ] || steps=$((steps + ${#guests[@]}))
+progress_init "$steps" "$history"
+
 if [ "$unit" = 1 ]; then
 	mapfile -t bins < <(find "$build/tests/unit" -maxdepth 1 -type f \
 		-perm -u+x 2>/dev/null | sort)
+	progress_step host-unit 60
 	if [ ${#bins[@]} -gt 0 ]; then
 		echo "##### host unit tests"
 		log=$logs/host-unit.log
@@ -140,14 +170,11 @@ if [ "$unit" = 1 ]; then
 	else
 		echo "##### host unit tests: none (tests/unit/*.c)"
 	fi
+	progress_done
 fi
 
-# the DKMS build of each Debian series being checked (not "debug")
-dkms_series=
-for s in $series; do
-	case $s in 6.1 | 6.12) dkms_series="$dkms_series $s" ;; esac
-done
 if [ "$dkms" = 1 ] && [ -n "$dkms_series" ]; then
+	progress_step dkms 10
 	echo "##### DKMS:$dkms_series"
 	log=$logs/dkms.log
 	# shellcheck disable=SC2086 # one word per series
@@ -161,6 +188,7 @@ if [ "$dkms" = 1 ] && [ -n "$dkms_series" ]; then
 			failures+=("dkms build $s (see ${log#"$top"/})")
 		fi
 	done
+	progress_done
 fi
 
 # describe NODES CPUS: "4 node(s)" or "4 nodes x 2 vCPUs"
@@ -172,8 +200,14 @@ describe() {
 # console log in $logs/vm-SERIES-NAME.log, status and seconds in .rc
 vm_run() {
 	local s=$1 n=$2 c=$3 name=$4 q=$5 log=$logs/vm-$1-$4.log t0 rc=0
-	local opts=(-B -N -k "$s" -n "$n" -c "$c" -t "$timeout" -o "$log")
+	local opts=(-B -N -k "$s" -n "$n" -c "$c" -t "$timeout" -o "$log") g
 	[ "$q" = 0 ] || opts+=(-q)
+	for g in $perf_guests; do
+		if [ "$g" = "$s/$n" ] && [ "$c" = 1 ] ||
+		   [ "$g" = "$s/${n}x$c" ]; then
+			opts+=(-a "$perf")
+		fi
+	done
 	t0=$(date +%s)
 	"$top/tools/gps-vm" "${opts[@]}" -- tests/runtests.sh -K \
 		-m kmod/gps.ko -p "$s/$name" "${bins[@]}" || rc=$?
@@ -206,15 +240,29 @@ vm_account() {
 	fi
 }
 
+# the host's perf (Debian's linux-perf: an ELF /usr/bin/perf), for -P
+perf=
+if [ -n "$perf_guests" ]; then
+	perf=$(command -v perf || true)
+	[ -z "$perf" ] || perf=$(readlink -f "$perf")
+	if [ -z "$perf" ] || [ "$(head -c 4 "$perf" | od -An -c | tr -d ' ')" != '177ELF' ]; then
+		echo "##### -P $perf_guests: no perf program on this host" \
+		     "(apt-get install linux-perf): the guests go without it"
+		perf_guests=
+	fi
+fi
+
 if [ "$vm" = 1 ]; then
 	mapfile -t bins < <(cd "$top" && find build/tests/kmod build/tests/lib \
 		-maxdepth 1 -type f -perm -u+x 2>/dev/null | sort)
 	if [ "$jobs" -le 1 ]; then
 		for g in "${guests[@]}"; do
 			read -r s n c name <<<"$g"
+			progress_step "vm-$s-$name"
 			echo "##### VM: kernel $s, $(describe "$n" "$c")"
 			vm_run "$s" "$n" "$c" "$name" 0
 			vm_account "$s" "$n" "$c" "$name"
+			progress_done
 		done
 	else
 		# several guests at once, each console only in its log; the
@@ -224,6 +272,7 @@ if [ "$vm" = 1 ]; then
 			while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
 				wait -n || true
 			done
+			progress_step "vm-$s-$name (started)"
 			vm_run "$s" "$n" "$c" "$name" 1 &
 		done < <(for g in "${guests[@]}"; do
 			read -r s n c _ <<<"$g"
