@@ -657,19 +657,14 @@ TEST_F(gpsctl, set_errors_exit_nonzero)
 		{ "set no_such_knob=1", 1, "unknown knob 'no_such_knob'" },
 		{ "set dirty_wake=abc", 1, "not a number" },
 		{ "set dirty_wake=-1", 1, "not a number" },
-		{ "set dirty_wake=", 1, "not a number" },
-		{ "set dirty_wake=0", 1, "out of range" },
 		{ "set page_size=5000", 1, "refused by the driver" },
 		{ "set track_policy=bogus", 1, "not one of" },
 		/* all or nothing: the good one first is not written */
 		{ "set dirty_wake=77 page_size=1", 1, "out of range" },
 		{ "set dirty_wake", 2, "expected KNOB=VALUE" },
-		{ "set", 2, "no KNOB=VALUE" },
 		{ "frobnicate", 2, "unknown command" },
-		{ "--bogus", 2, "unknown option" },
 		{ "traffic extra", 2, "unexpected" },
 		{ "watch -n 0", 2, "-n 0" },
-		{ "watch -i 0", 2, "-i 0" },
 	};
 	char errpath[] = "/tmp/gpsctl-err.XXXXXX", msg[512] = "";
 	char *out, *err;
