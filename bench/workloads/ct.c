@@ -26,6 +26,7 @@
 #include "../workload.h"
 
 #define CT_TILE		32	/* rays or pixels per thread */
+#define CT_MAXSL	64	/* slices at most */
 
 struct ct {
 	size_t n, views, bins, rays, sl;
@@ -56,19 +57,20 @@ static void ct_fwd_kernel(void *p)
 
 	for (i = i0; i < i1; i++) {
 		size_t k = i - g->rlo, v = i / g->bins, b = i % g->bins, z;
+		float s[CT_MAXSL] = { 0 };
 
-		for (z = 0; z < g->sl; z++) {
-			float s = 0.0f;
+		for (e = g->rptr[k]; e < g->rptr[k + 1]; e++) {
+			size_t px = g->rcol[e];
+			const float *x = a->x + px / g->n * g->sl * g->n +
+					 px % g->n;
 
-			for (e = g->rptr[k]; e < g->rptr[k + 1]; e++) {
-				size_t px = g->rcol[e];
-
-				s += g->rval[e] * a->x[(px / g->n * g->sl + z) *
-						       g->n + px % g->n];
-			}
-			a->r[(v * g->sl + z) * g->bins + b] =
-				g->w[k * g->sl + z] * (g->y[k * g->sl + z] - s);
+			for (z = 0; z < g->sl; z++)
+				s[z] += g->rval[e] * x[z * g->n];
 		}
+		for (z = 0; z < g->sl; z++)
+			a->r[(v * g->sl + z) * g->bins + b] =
+				g->w[k * g->sl + z] *
+				(g->y[k * g->sl + z] - s[z]);
 	}
 }
 
@@ -81,19 +83,20 @@ static void ct_back_kernel(void *p)
 
 	for (j = j0; j < j1; j++) {
 		size_t k = j - g->plo, y = j / g->n, x = j % g->n, z;
+		float s[CT_MAXSL] = { 0 };
 
+		for (e = g->pptr[k]; e < g->pptr[k + 1]; e++) {
+			size_t ray = g->pcol[e];
+			const float *r = a->r + ray / g->bins * g->sl *
+					 g->bins + ray % g->bins;
+
+			for (z = 0; z < g->sl; z++)
+				s[z] += g->pval[e] * r[z * g->bins];
+		}
 		for (z = 0; z < g->sl; z++) {
 			size_t at = (y * g->sl + z) * g->n + x;
-			float s = 0.0f, v;
+			float v = a->x[at] + s[z] * g->cinv[k];
 
-			for (e = g->pptr[k]; e < g->pptr[k + 1]; e++) {
-				size_t ray = g->pcol[e];
-
-				s += g->pval[e] * a->r[(ray / g->bins * g->sl +
-							z) * g->bins +
-						       ray % g->bins];
-			}
-			v = a->x[at] + s * g->cinv[k];
 			a->x[at] = v > 0.0f ? v : 0.0f;
 		}
 	}
@@ -113,7 +116,7 @@ static void ct_setup(struct wl *w, const struct wl_opts *o)
 	c->views = N / 4 * 3;
 	c->bins = N;
 	c->rays = c->views * c->bins;
-	c->sl = o->quick ? 4 : 16;
+	c->sl = o->quick ? 4 : 16;	/* at most CT_MAXSL */
 	half = (double)N / 2;
 	cap = c->rays * (2 * N + 2);
 	c->rptr = wl_xmalloc((c->rays + 1) * sizeof(uint32_t));
