@@ -139,7 +139,7 @@ account() {
 start=$(date +%s)
 
 # the steps, for "step i of n, elapsed, ETA" on a terminal
-# shellcheck source=tools/gps-progress.sh
+# shellcheck source=tools/gps-progress.sh disable=SC1091
 . "$top/tools/gps-progress.sh"
 # shellcheck disable=SC2034 # read by gps-progress.sh
 progress_log=$logs/steps
@@ -253,8 +253,15 @@ if [ -n "$perf_guests" ]; then
 fi
 
 if [ "$vm" = 1 ]; then
-	mapfile -t bins < <(cd "$top" && find build/tests/kmod build/tests/lib \
-		-maxdepth 1 -type f -perm -u+x 2>/dev/null | sort)
+	# the programs as the guest sees them: gps-vm mirrors $build under
+	# /gps (build/... by default, the whole path for a BUILD elsewhere)
+	case $build in
+	"$top"/*) grel=${build#"$top"/} ;;
+	*) grel=${build#/} ;;
+	esac
+	mapfile -t bins < <(find "$build/tests/kmod" "$build/tests/lib" \
+		-maxdepth 1 -type f -perm -u+x 2>/dev/null | sort |
+		sed "s|^$build/|$grel/|")
 	if [ "$jobs" -le 1 ]; then
 		for g in "${guests[@]}"; do
 			read -r s n c name <<<"$g"
