@@ -16,13 +16,13 @@
  * One fault serves a whole GPS page (or the capture_bytes window of it):
  * a read fault maps the window's other small pages read-only, and the
  * first write fault of an epoch captures them all: each gets its twin and
- * dirty bit and is mapped writable but clean, so the next stores to the
- * GPS page do not trap.  The harvest's zap moves each PTE's dirty bit to
- * its page (PG_dirty), which tells the diff which small pages were really
- * written.  A replica whose last harvest found one small page written
+ * dirty bit and is mapped writable, so the next stores to the GPS page do
+ * not trap.  A replica whose last harvest found one small page changed
  * (narrow) captures only the faulting page, until a second small page
  * faults in the same epoch: a sparse writer keeps one twin, a dense one
- * takes one fault per GPS page.
+ * takes one fault per GPS page.  Experimental: off by default
+ * (capture_bytes = PAGE_SIZE) while a lost-store defect is open
+ * (Documentation/reliability.rst, "Capture windows").
  *
  * Locking: see gps_internal.h.  Both handlers take sub_sem for reading to
  * look the page up and return with the page locked, which is what keeps

@@ -11,9 +11,8 @@
  *     marks the page dirty again;
  *  2. write-protect them in every view that may map them, by zapping the
  *     PTEs (the next write faults into gps_page_mkwrite()), and unlock;
- *  3. under the GPS page lock, diff each page that was written (the
- *     zap moved its PTEs' dirty bits to the page) against its twin one
- *     word at a time, recording the changed bytes in a byte mask and copying
+ *  3. under the GPS page lock, diff each page against its twin one word
+ *     at a time, recording the changed bytes in a byte mask and copying
  *     them into the twin, so that the twin equals what was published;
  *  4. add each changed block with its mask to the device's queue, where
  *     it merges with an entry of the same block (coalescing), through
@@ -145,8 +144,7 @@ static unsigned int gps_changed_blocks(const unsigned long *mask,
  */
 static unsigned int gps_diff_page(struct gps_replica *r, unsigned int sub,
 				  unsigned int bs, unsigned int bulk,
-				  struct gps_diff *df, struct page **free_twin,
-				  bool *written)
+				  struct gps_diff *df, struct page **free_twin)
 {
 	struct gps_gpage *gp = gps_gpage(r->alloc, r->gidx);
 	unsigned int nb = 0, k;
@@ -168,15 +166,7 @@ static unsigned int gps_diff_page(struct gps_replica *r, unsigned int sub,
 	 * and the twin, about to be freed, needs no update.
 	 */
 	keep = test_bit(sub, r->dirty);
-	/*
-	 * Not written through any PTE since the last diff (the zap moved
-	 * each PTE's dirty bit here): a page captured along with a written
-	 * neighbour, still equal to its twin.  Cleared before the diff
-	 * reads the page, so a store after this is seen by the next one.
-	 */
-	*written = folio_test_clear_dirty(page_folio(r->pages[sub]));
-	if (!*written)
-		goto out;
+	/* Every page is diffed: see reliability.rst, "Capture windows". */
 	cur = kmap_local_page(r->pages[sub]);
 	twin = kmap_local_page(r->twins[sub]);
 	gps_diff_words((u64 *)cur, twin, df->mask, PAGE_SIZE / sizeof(u64),
@@ -192,7 +182,7 @@ static unsigned int gps_diff_page(struct gps_replica *r, unsigned int sub,
 	}
 	kunmap_local(twin);
 	kunmap_local(cur);
-out:
+
 	if (!keep) {
 		*free_twin = r->twins[sub];
 		r->twins[sub] = NULL;
@@ -212,18 +202,18 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
 	unsigned int bs = dev->queue.block_size;
 	unsigned int bulk = READ_ONCE(gps_knobs.bulk_blocks);
 	unsigned int i, k, pages = 0;
+	unsigned int changed = 0;
 	struct page *twin;
-	bool written;
 
 	gps_write_protect(r, dirty);
 	for_each_set_bit(i, dirty, a->nr_sub) {
 		u64 first_block = (((u64)r->gidx << a->gshift) +
 				   ((u64)i << PAGE_SHIFT)) / bs;
 
-		unsigned int nb = gps_diff_page(r, i, bs, bulk, df, &twin,
-						&written);
+		unsigned int nb = gps_diff_page(r, i, bs, bulk, df, &twin);
 
-		pages += written;
+		pages++;
+		changed += nb > 0;
 		if (nb && bulk && nb >= bulk) {
 			gps_push_page(dev, r, i, df->mask, nb, st);
 		} else if (nb) {
@@ -243,9 +233,9 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
 			atomic64_dec(&dev->stats.twin_pages);
 		}
 	}
-	/* One small page written: capture only the faulting one next. */
+	/* One small page changed: capture only the faulting one next. */
 	spin_lock(&gp->lock);
-	r->narrow = pages < 2;
+	r->narrow = changed < 2;
 	spin_unlock(&gp->lock);
 	atomic64_add(pages, &dev->stats.pages_harvested);
 	if (st)

@@ -45,6 +45,7 @@ struct gps_knobs gps_knobs = {
 	.track_policy = GPS_TRACK_POLICY_TOUCHED,
 	.max_bytes = 0,
 	.node_reserve_bytes = 32 << 20,
+	.capture_bytes = PAGE_SIZE,	/* windows: experimental */
 };
 
 DEFINE_MUTEX(gps_knob_lock);	/* serialises knob changes */

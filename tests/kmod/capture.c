@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Description: capture of a whole GPS page at one fault.  A device that
+ * Description: capture windows (capture_bytes = 0, an experimental mode,
+ * off by default: see Documentation/reliability.rst), the capture of a
+ * whole GPS page at one fault.  A device that
  * writes every small page of a GPS page takes one write fault for it per
  * epoch (release to release), and a reader one read fault, whatever the
  * GPS page size; a page written sparsely (one small page per epoch)
@@ -32,6 +34,7 @@ FIXTURE_SETUP(capture)
 	/* Harvests only at fences: epochs are the test's. */
 	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 0));
 	ASSERT_EQ(0, gps_set_knob("dirty_wake", 1 << 20));
+	ASSERT_EQ(0, gps_set_knob("capture_bytes", 0));
 }
 
 FIXTURE_TEARDOWN(capture)
@@ -145,7 +148,7 @@ TEST_F(capture, read_then_write_faults_once_each)
 
 /*
  * Captured but not written: nothing published for them.  One store in
- * small page 3 of a GPS page: one page harvested, one word pushed.
+ * small page 3 of a GPS page: one byte pushed to each other device.
  */
 TEST_F(capture, unwritten_small_pages_push_nothing)
 {
@@ -159,7 +162,6 @@ TEST_F(capture, unwritten_small_pages_push_nothing)
 	for (e = 1; e <= 3; e++) {
 		p[3 * SMALL + 5] = e;
 		ASSERT_EQ(0, gps_fence(self->fd, 0, &f));
-		EXPECT_EQ(1, f.pages_harvested) TH_LOG("epoch %d", e);
 		EXPECT_EQ(self->nr - 1, f.bytes_pushed) TH_LOG("epoch %d", e);
 	}
 }
