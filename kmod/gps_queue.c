@@ -38,6 +38,8 @@ int gps_queue_init(struct gps_queue *q, int nid, unsigned int capacity,
 		   unsigned int watermark, unsigned int block_size)
 {
 	size_t mask_bytes = BITS_TO_LONGS(block_size) * sizeof(long);
+	/* A shape too big for the node fails the knob write, kills nobody. */
+	gfp_t gfp = GFP_KERNEL | __GFP_RETRY_MAYFAIL | __GFP_NOWARN;
 	unsigned int i;
 	u8 *p;
 
@@ -48,12 +50,12 @@ int gps_queue_init(struct gps_queue *q, int nid, unsigned int capacity,
 	q->hash_bits = ilog2(roundup_pow_of_two(capacity)) + 1;
 	INIT_LIST_HEAD(&q->lru);
 	INIT_LIST_HEAD(&q->free);
-	q->entries = kvzalloc_node(array_size(capacity, sizeof(*q->entries)), GFP_KERNEL,
-				   nid);
+	q->entries = kvzalloc_node(array_size(capacity, sizeof(*q->entries)),
+				   gfp, nid);
 	q->hash = kvzalloc_node(array_size(1U << q->hash_bits, sizeof(*q->hash)),
-				GFP_KERNEL, nid);
+				gfp, nid);
 	q->storage = kvmalloc_node((size_t)capacity * (mask_bytes + block_size),
-				   GFP_KERNEL, nid);
+				   gfp, nid);
 	if (!q->entries || !q->hash || !q->storage) {
 		gps_queue_destroy(q);
 		return -ENOMEM;

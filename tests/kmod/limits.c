@@ -306,6 +306,68 @@ TEST_F_TIMEOUT(limits, nodes_fill_without_oom, 600)
 	ASSERT_TRUE(gps_usage_eq(start, gps_usage_wait(start, 2000)));
 }
 
+/* MemFree of /proc/meminfo, in kB; -1 if not found. */
+static long long mem_free_kb(void)
+{
+	char line[128];
+	long long v = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemFree: %lld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/*
+ * A queue shape too big for the memory left (65536 entries of 4 KiB:
+ * 300 MB per node, while the child holds all but 150 MB of the free
+ * memory): the write fails with ENOMEM or succeeds, and nobody is
+ * OOM-killed for it; the old shape stays on failure.  In a child, so
+ * that an OOM kill of the writer shows.
+ */
+TEST_F(limits, huge_queue_shape_without_oom)
+{
+	long long ooms = vmstat("oom_kill");
+	int status;
+	pid_t pid;
+
+	ASSERT_GE(ooms, 0);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		long long free_kb = mem_free_kb();
+		size_t hold = free_kb > 150 * 1024 ?
+			      (size_t)(free_kb - 150 * 1024) << 10 : 0;
+		char *p = hold ? mmap(NULL, hold, PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) :
+				 NULL;
+		int ret;
+
+		if (p == MAP_FAILED)
+			_exit(5);
+		if (p)
+			memset(p, 1, hold);
+		if (gps_set_knob("block_size", 4096))
+			_exit(2);
+		ret = gps_set_knob("queue_capacity", 65536);
+		if (ret && ret != -ENOMEM)
+			_exit(3);
+		if (ret && gps_knob("queue_capacity") == 65536)
+			_exit(4);
+		_exit(0);
+	}
+	status = gps_wait_child(pid);
+	ASSERT_TRUE(WIFEXITED(status)) {
+		TH_LOG("knob writer killed by signal %d", WTERMSIG(status));
+	}
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(ooms, vmstat("oom_kill"));
+}
+
 /* Any user may use /dev/gps; only CAP_SYS_ADMIN changes knobs. */
 TEST_F(limits, unprivileged_user)
 {
