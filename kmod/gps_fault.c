@@ -197,6 +197,8 @@ static void gps_capture_around(struct vm_fault *vmf, struct gps_replica *r,
 		.r = r,
 		.captured = captured,
 	};
+	gfp_t gfp = GFP_HIGHUSER | __GFP_ACCOUNT | __GFP_NOWARN | __GFP_NORETRY;
+	int nid = gps_devs[r->dev].nid;
 	unsigned int s, i, end, done = 0, new_twins = 0;
 
 	bitmap_zero(captured, GPS_PAGE_2M / PAGE_SIZE);
@@ -209,10 +211,7 @@ static void gps_capture_around(struct vm_fault *vmf, struct gps_replica *r,
 			__set_bit(i, captured);
 			if (!READ_ONCE(r->twins[i]) &&
 			    !gps_should_fail(GPS_FAIL_CAPTURE_TWIN))
-				twins[i - s] = alloc_pages_node(
-					gps_devs[r->dev].nid,
-					GFP_HIGHUSER | __GFP_ACCOUNT |
-					__GFP_NOWARN | __GFP_NORETRY, 0);
+				twins[i - s] = alloc_pages_node(nid, gfp, 0);
 		}
 
 		spin_lock(&gp->lock);

@@ -224,7 +224,7 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
 				if (bitmap_empty(m, bs))
 					continue;
 				gps_push_block(dev, a, first_block + k, m,
-					      df->data + k * bs, st);
+					       df->data + k * bs, st);
 			}
 		}
 		if (twin) {
