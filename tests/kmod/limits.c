@@ -324,7 +324,7 @@ static long long mem_free_kb(void)
 
 /*
  * A queue shape too big for the memory left (65536 entries of 4 KiB:
- * 300 MB per node, while the child holds all but 150 MB of the free
+ * 300 MB per node, while the child holds all but 400 MB of the free
  * memory): the write fails with ENOMEM or succeeds, and nobody is
  * OOM-killed for it; the old shape stays on failure.  In a child, so
  * that an OOM kill of the writer shows.
@@ -340,8 +340,8 @@ TEST_F(limits, huge_queue_shape_without_oom)
 	ASSERT_GE(pid, 0);
 	if (!pid) {
 		long long free_kb = mem_free_kb();
-		size_t hold = free_kb > 150 * 1024 ?
-			      (size_t)(free_kb - 150 * 1024) << 10 : 0;
+		size_t hold = free_kb > 400 * 1024 ?
+			      (size_t)(free_kb - 400 * 1024) << 10 : 0;
 		char *p = hold ? mmap(NULL, hold, PROT_READ | PROT_WRITE,
 				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) :
 				 NULL;
