@@ -21,7 +21,7 @@
  * (narrow) captures only the faulting page, until a second small page
  * faults in the same epoch: a sparse writer keeps one twin, a dense one
  * takes one fault per GPS page.  Experimental: off by default
- * (capture_bytes = PAGE_SIZE) while a lost-store defect is open
+ * (capture_bytes = PAGE_SIZE) until soaked on the parallel bed
  * (Documentation/reliability.rst, "Capture windows").
  *
  * Locking: see gps_internal.h.  Both handlers take sub_sem for reading to

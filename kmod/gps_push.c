@@ -4,11 +4,13 @@
  *
  * Pushing a queue entry writes its masked bytes into every other
  * subscriber's replica, and into their twins, so that a receiver never
- * publishes what it received.  Bytes the source replica no longer holds
- * are dropped: a newer value, written locally (to be published later) or
- * received from another device, superseded them.  This is what makes all
- * replicas agree after racing writes and a release, whichever order
- * queues drain in.
+ * publishes what it received.  What is sent is what the source replica
+ * holds at the push (a newer local value, or one received from another
+ * device), and the source's twin is set to it too: every byte sent is
+ * then the same in the receivers and in the twin, so a later store of
+ * any other value diffs as changed.  This is what makes all replicas
+ * agree after racing writes and a release, whichever order queues drain
+ * in.
  *
  * Entries leave the queue here, oldest first: when it passes its high
  * watermark (gps_push_block()), at a fence (gps_push_drain()), and from
@@ -27,7 +29,6 @@
 #include <linux/jiffies.h>
 #include <linux/lockdep.h>
 #include "gps_internal.h"
-#include "gps_bytes.h"
 #include "gps_trace.h"
 
 static void gps_apply(u8 *dst, const u8 *src, const unsigned long *mask,
@@ -48,7 +49,7 @@ static void gps_push_entry(struct gps_dev *dev, struct gps_qentry *e,
 	u64 off = e->block * bs;
 	unsigned long gidx = off >> a->gshift;
 	unsigned int sub = (off >> PAGE_SHIFT) & (a->nr_sub - 1);
-	unsigned int poff = offset_in_page(off), nbytes, w;
+	unsigned int poff = offset_in_page(off), nbytes;
 	struct gps_gpage *gp = gps_gpage(a, gidx);
 	struct gps_replica *src, *r;
 	u64 blocks = 0, bytes = 0;
@@ -60,19 +61,20 @@ static void gps_push_entry(struct gps_dev *dev, struct gps_qentry *e,
 	spin_lock(&gp->lock);
 	src = gp->rep[dev->id];
 	if (src) {
-		const u64 *now, *sent = (const u64 *)e->data;
-
+		/*
+		 * Send what the source holds now, read once, and make its
+		 * twin agree: every published byte must be the same in the
+		 * receivers and in the twin, or a later store of the twin's
+		 * value would diff as unchanged and never be sent.
+		 */
 		p = kmap_local_page(src->pages[sub]);
-		now = (const u64 *)(p + poff);
-		for (w = 0; w < bs / sizeof(u64); w++) {
-			unsigned long m = bitmap_get_value8(e->mask, w * 8);
-
-			if (m && now[w] != sent[w])
-				bitmap_set_value8(e->mask, m &
-					~gps_bytes_differ(now[w], sent[w]) & 0xff,
-					w * 8);
-		}
+		gps_apply(e->data, p + poff, e->mask, bs);
 		kunmap_local(p);
+		if (src->twins[sub]) {
+			p = kmap_local_page(src->twins[sub]);
+			gps_apply(p + poff, e->data, e->mask, bs);
+			kunmap_local(p);
+		}
 	}
 	nbytes = bitmap_weight(e->mask, bs);
 	subs = gp->subs & ~BIT_ULL(dev->id);
@@ -95,7 +97,7 @@ static void gps_push_entry(struct gps_dev *dev, struct gps_qentry *e,
 	}
 	spin_unlock(&gp->lock);
 
-	/* An entry whose every byte was superseded sent nothing. */
+	/* No other subscriber: nothing sent. */
 	if (!blocks)
 		return;
 	gps_link_charge(dev, bytes);
@@ -122,11 +124,10 @@ static void gps_push_entry(struct gps_dev *dev, struct gps_qentry *e,
  * @st: fence statistics, or NULL
  *
  * For densely written pages (at least bulk_blocks changed blocks) this
- * saves the queue's per-block work.  It sends what the source holds now,
- * so older queued entries of the same blocks lose their superseded bytes
- * when they are pushed, as in gps_push_entry().  If the page was made writable
- * again since the diff, a receiver may hold a value half old, half new
- * until the next harvest sends the rest: allowed between releases.
+ * saves the queue's per-block work.  It sends the twin's bytes when the
+ * page has a twin (written again since the diff: the twin holds what the
+ * diff read), else the page's, which holds still: receivers and twin
+ * agree on every byte sent.  Newer bytes go with the next harvest.
  */
 void gps_push_page(struct gps_dev *dev, struct gps_replica *src,
 		   unsigned int sub, const unsigned long *mask,
@@ -142,7 +143,12 @@ void gps_push_page(struct gps_dev *dev, struct gps_replica *src,
 
 	lockdep_assert_held(&dev->harvest_lock);
 	spin_lock(&gp->lock);
-	from = kmap_local_page(src->pages[sub]);
+	/*
+	 * From the twin when there is one (the page was written again
+	 * since the diff): it holds what the diff read, so receivers and
+	 * twin agree on every byte sent; else the page, which holds still.
+	 */
+	from = kmap_local_page(src->twins[sub] ?: src->pages[sub]);
 	subs = gp->subs & ~BIT_ULL(dev->id);
 	for_each_set_bit(d, &subs, gps_nr_devs) {
 		struct gps_replica *r = gp->rep[d];
