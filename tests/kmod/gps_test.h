@@ -155,6 +155,25 @@ static inline long long gps_knob(const char *name)
 	return v;
 }
 
+/* A file of /sys/kernel/gps: its first line, newline stripped; 0 or -1. */
+static inline int gps_knob_str(const char *name, char *buf, size_t len)
+{
+	char path[256];
+	FILE *f;
+	int ret = -1;
+
+	snprintf(path, sizeof(path), GPS_SYSFS "%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fgets(buf, len, f)) {
+		buf[strcspn(buf, "\n")] = '\0';
+		ret = 0;
+	}
+	fclose(f);
+	return ret;
+}
+
 /* Write a knob; returns 0 or -errno of the write. */
 static inline int gps_set_knob(const char *name, long long val)
 {

@@ -36,31 +36,12 @@ FIXTURE(gpsctl) {
 	char saved[CTL_MAX_KNOBS][64];	/* its value at setup */
 };
 
-/* A file of /sys/kernel/gps: its first line; 0 or -1. */
-static int sysfs_str(const char *name, char *buf, size_t len)
-{
-	char path[256];
-	FILE *f;
-	int ret = -1;
-
-	snprintf(path, sizeof(path), GPS_SYSFS "%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fgets(buf, len, f)) {
-		buf[strcspn(buf, "\n")] = '\0';
-		ret = 0;
-	}
-	fclose(f);
-	return ret;
-}
-
 /* A knob's value as gpsctl shows it: the number, or the bracketed word. */
 static int knob_str(const char *name, char *buf, size_t len)
 {
 	char raw[128], *p;
 
-	if (sysfs_str(name, raw, sizeof(raw)))
+	if (gps_knob_str(name, raw, sizeof(raw)))
 		return -1;
 	p = strchr(raw, '[');
 	if (p) {

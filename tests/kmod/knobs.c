@@ -52,30 +52,11 @@ static const char * const counters[] = {
 	"twin_pages",
 };
 
-/* What a file holds, newline stripped; 0 or -1. */
-static int read_str(const char *name, char *buf, size_t len)
-{
-	char path[256];
-	FILE *f;
-	int ret = -1;
-
-	snprintf(path, sizeof(path), GPS_SYSFS "%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fgets(buf, len, f)) {
-		buf[strcspn(buf, "\n")] = 0;
-		ret = 0;
-	}
-	fclose(f);
-	return ret;
-}
-
 static unsigned long long knob_u64(const char *name)
 {
 	char buf[64];
 
-	if (read_str(name, buf, sizeof(buf)))
+	if (gps_knob_str(name, buf, sizeof(buf)))
 		return ~0ULL - 1;
 	return strtoull(buf, NULL, 0);
 }
@@ -113,7 +94,7 @@ FIXTURE_SETUP(knobs)
 	if (self->fd < 0)
 		SKIP(return, "no " GPS_DEV);
 	for (i = 0; i < NR_KNOBS; i++)
-		ASSERT_EQ(0, read_str(knobs[i].name, self->saved[i],
+		ASSERT_EQ(0, gps_knob_str(knobs[i].name, self->saved[i],
 				      sizeof(self->saved[i])));
 	p = gps_policy();
 	ASSERT_NE(NULL, p);
@@ -317,10 +298,10 @@ TEST_F(knobs, track_policy_words)
 	char buf[64];
 
 	ASSERT_EQ(0, gps_set_policy("touched"));
-	ASSERT_EQ(0, read_str("track_policy", buf, sizeof(buf)));
+	ASSERT_EQ(0, gps_knob_str("track_policy", buf, sizeof(buf)));
 	ASSERT_STREQ("[touched] read", buf);
 	ASSERT_EQ(0, gps_set_policy("read\n"));
-	ASSERT_EQ(0, read_str("track_policy", buf, sizeof(buf)));
+	ASSERT_EQ(0, gps_knob_str("track_policy", buf, sizeof(buf)));
 	ASSERT_STREQ("touched [read]", buf);
 	ASSERT_EQ(-EINVAL, gps_set_policy("readx"));
 	ASSERT_EQ(-EINVAL, gps_set_policy("Touched"));
@@ -371,7 +352,7 @@ TEST_F(knobs, eperm_without_cap_sys_admin)
 	for (i = 0; i < NR_KNOBS; i++) {
 		char buf[32];
 
-		ASSERT_EQ(0, read_str(knobs[i].name, buf, sizeof(buf)));
+		ASSERT_EQ(0, gps_knob_str(knobs[i].name, buf, sizeof(buf)));
 		ASSERT_STREQ(self->saved[i], buf);
 	}
 	ASSERT_STREQ(self->policy, gps_policy());
