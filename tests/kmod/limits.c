@@ -225,6 +225,42 @@ static long long vmstat(const char *name)
 	return gps_file_value("/proc/vmstat", name);
 }
 
+/* MemFree of /proc/meminfo, in kB; -1 if not found. */
+static long long mem_free_kb(void)
+{
+	char line[128];
+	long long v = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemFree: %lld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/* MemFree of NUMA node @nid (device @nid in the guests), in kB; or -1. */
+static long long node_free_kb(int nid)
+{
+	char path[64], line[128];
+	long long v = -1;
+	int n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo",
+		 nid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Node %d MemFree: %lld", &n, &v) == 2)
+			break;
+	fclose(f);
+	return v;
+}
+
 #define FILL_CHUNK	(32 << 20)
 #define FILL_MAX	256
 
@@ -232,15 +268,29 @@ static long long vmstat(const char *name)
  * Child of nodes_fill_without_oom: allocate automatic GPS memory until
  * no node can hold another copy, check the data of the last allocation,
  * then allocate and touch host memory.  Exit 0, or the failed step.
+ * Device 0 starts two chunks fuller than the fullest other node: nodes
+ * that fill in step could all run out within one allocation, which then
+ * fails with no replica ever left out; with the skew, device 0's copies
+ * are left out (and counted) while the other nodes still hold them.
  */
 static int fill_nodes(int fd, int nr)
 {
 	static struct gps_buf bufs[FILL_MAX];
 	unsigned char *want = malloc(1 << 20);
+	long long lead = 0, kb;
+	struct gps_buf skew;
 	int n = 0, i, ret;
 
 	if (!want)
 		return 10;
+	for (i = 1; i < nr; i++) {
+		kb = node_free_kb(0) - node_free_kb(i);
+		if (kb > lead)
+			lead = kb;
+	}
+	if (gps_alloc(fd, &skew, (lead << 10) + 2 * FILL_CHUNK,
+		      GPS_MEM_CONVENTIONAL, 0, 0, 0))
+		return 17;
 	for (i = 0; i < (1 << 20); i++)
 		want[i] = (unsigned char)(i * 13 + 5);
 	while (n < FILL_MAX) {
@@ -271,6 +321,8 @@ static int fill_nodes(int fd, int nr)
 	while (n--)
 		if (gps_free(fd, &bufs[n]))
 			return 16;
+	if (gps_free(fd, &skew))
+		return 18;
 	free(want);
 	return 0;
 }
@@ -304,22 +356,6 @@ TEST_F_TIMEOUT(limits, nodes_fill_without_oom, 600)
 	if (self->nr > 1)
 		ASSERT_LT(failed, gps_stat_sum(self->fd, "subscribe_failed"));
 	ASSERT_TRUE(gps_usage_eq(start, gps_usage_wait(start, 2000)));
-}
-
-/* MemFree of /proc/meminfo, in kB; -1 if not found. */
-static long long mem_free_kb(void)
-{
-	char line[128];
-	long long v = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemFree: %lld", &v) == 1)
-			break;
-	fclose(f);
-	return v;
 }
 
 /*
