@@ -219,6 +219,10 @@ struct bench_counters {
 	unsigned long long read_faults;
 	unsigned long long fences;
 	unsigned long long link_wait_ns;
+	unsigned long long harvest_ns;	/* all devices' time, summed */
+	unsigned long long protect_ns;
+	unsigned long long fence_ns;
+	unsigned long long fence_wait_ns;
 };
 
 static inline void bench_counters_read(struct bench_counters *c)
@@ -247,6 +251,10 @@ static inline void bench_counters_read(struct bench_counters *c)
 				BENCH_CNT(read_faults);
 				BENCH_CNT(fences);
 				BENCH_CNT(link_wait_ns);
+				BENCH_CNT(harvest_ns);
+				BENCH_CNT(protect_ns);
+				BENCH_CNT(fence_ns);
+				BENCH_CNT(fence_wait_ns);
 #undef BENCH_CNT
 			}
 			fclose(f);
@@ -289,6 +297,10 @@ static inline void bench_counters_diff(struct bench_counters *d,
 	BENCH_SUB(read_faults);
 	BENCH_SUB(fences);
 	BENCH_SUB(link_wait_ns);
+	BENCH_SUB(harvest_ns);
+	BENCH_SUB(protect_ns);
+	BENCH_SUB(fence_ns);
+	BENCH_SUB(fence_wait_ns);
 #undef BENCH_SUB
 }
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Byte masks of changed bytes, a word at a time: the diff of a page
- * against its twin and the source check of a push both need, for two
- * 8-byte words, which of their bytes differ.
+ * against its twin needs, for two 8-byte words, which of their bytes
+ * differ, and a push writes exactly the masked bytes.
  */
 #ifndef _GPS_BYTES_H
 #define _GPS_BYTES_H
@@ -61,6 +61,49 @@ static inline void gps_diff_words(const u64 *cur, u64 *twin,
 #endif
 		if (update)
 			twin[w] = c;
+	}
+}
+
+/*
+ * Copy the bytes of @src set in @mask into @dst, and no other byte: a
+ * receiver's own stores to the others, racing with the push, must stay.
+ * A mask word at a time (a run of unchanged or of changed bytes is one
+ * test), then 8 bytes at a time: doubles that keep their sign and
+ * exponent change 6 or 7 bytes of 8, and a call per run of changed bytes
+ * (memcpy of each bit range) cost more than the page copy itself.  Each
+ * byte of @src is read once.  @nbytes: a multiple of BITS_PER_LONG.
+ */
+static inline void gps_bytes_apply(u8 *dst, const u8 *src,
+				   const unsigned long *mask,
+				   unsigned int nbytes)
+{
+	unsigned int i, w;
+
+	for (i = 0; i < nbytes / BITS_PER_LONG; i++) {
+		unsigned long m = mask[i];
+		u8 *d = dst + i * BITS_PER_LONG;
+		const u8 *s = src + i * BITS_PER_LONG;
+
+		if (!m)
+			continue;
+		if (m == ~0UL) {
+			memcpy(d, s, BITS_PER_LONG);
+			continue;
+		}
+		for (w = 0; w < BITS_PER_LONG; w += 8) {
+			unsigned long m8 = (m >> w) & 0xff;
+
+			if (m8 == 0xff) {
+				memcpy(d + w, s + w, 8);
+				continue;
+			}
+			while (m8) {
+				unsigned int b = __ffs(m8);
+
+				d[w + b] = s[w + b];
+				m8 &= m8 - 1;
+			}
+		}
 	}
 }
 

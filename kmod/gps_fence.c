@@ -17,6 +17,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/slab.h>
+#include <linux/ktime.h>
 #include <linux/sched/signal.h>
 #include <linux/lockdep.h>
 #include "gps_internal.h"
@@ -39,10 +40,15 @@ static void gps_fence_locked(struct gps_dev *dev, struct gps_fence_stats *st)
 
 static int gps_fence_one(struct gps_dev *dev, struct gps_fence_stats *st)
 {
+	u64 t0 = ktime_get_ns(), t1;
+
 	if (mutex_lock_killable(&dev->harvest_lock))
 		return -EINTR;
+	t1 = ktime_get_ns();
 	gps_fence_locked(dev, st);
 	mutex_unlock(&dev->harvest_lock);
+	atomic64_add(t1 - t0, &dev->stats.fence_wait_ns);
+	atomic64_add(ktime_get_ns() - t0, &dev->stats.fence_ns);
 	return 0;
 }
 

@@ -9,8 +9,9 @@
  *  1. lock the dirty small pages of the replica and clear their dirty
  *     bits: a write fault from now on waits for the page lock and then
  *     marks the page dirty again;
- *  2. write-protect them in every view that may map them, by zapping the
- *     PTEs (the next write faults into gps_page_mkwrite()), and unlock;
+ *  2. write-protect them in every view that may map them (the next write
+ *     faults into gps_page_mkwrite()), and unlock: PTEs stay, made
+ *     read-only, so loads go on without faults (gps_protect_range());
  *  3. under the GPS page lock, diff each page against its twin one word
  *     at a time, recording the changed bytes in a byte mask and copying
  *     them into the twin, so that the twin equals what was published;
@@ -94,12 +95,30 @@ static struct gps_replica *gps_dirty_pop(struct gps_dev *dev, u64 min_age)
 	return r;
 }
 
+/*
+ * Write-protect @nr pages of the file from @pgoff in every mapping:
+ * read-only PTEs in place and one TLB flush per VMA, where the kernel has
+ * the mapping dirty helpers (Debian's do, for vmwgfx); else, or with
+ * @zap, by zapping the PTEs, which also makes the next load fault (what
+ * tracking needs to see reads).
+ */
+static void gps_protect_range(struct address_space *mapping, pgoff_t pgoff,
+			      pgoff_t nr, bool zap)
+{
+	if (IS_ENABLED(CONFIG_MAPPING_DIRTY_HELPERS) && !zap)
+		wp_shared_mapping_range(mapping, pgoff, nr);
+	else
+		unmap_mapping_range(mapping, (loff_t)pgoff << PAGE_SHIFT,
+				    (loff_t)nr << PAGE_SHIFT, 0);
+}
+
 /* Steps 1 and 2: returns the small pages that were dirty in @dirty. */
 static void gps_write_protect(struct gps_replica *r, unsigned long *dirty)
 {
 	struct gps_alloc *a = r->alloc;
 	struct gps_gpage *gp = gps_gpage(a, r->gidx);
 	unsigned int s, e, i, nr = a->nr_sub;
+	bool zap = READ_ONCE(a->tracking);
 	unsigned long views;
 	int v;
 
@@ -118,9 +137,8 @@ static void gps_write_protect(struct gps_replica *r, unsigned long *dirty)
 		pgoff_t base = a->pgoff + v * a->stride + r->gidx * nr;
 
 		for_each_set_bitrange(s, e, dirty, nr)
-			unmap_mapping_range(a->ctx->mapping,
-					    (loff_t)(base + s) << PAGE_SHIFT,
-					    (loff_t)(e - s) << PAGE_SHIFT, 0);
+			gps_protect_range(a->ctx->mapping, base + s, e - s,
+					  zap);
 	}
 	for_each_set_bit(i, dirty, nr)
 		unlock_page(r->pages[i]);
@@ -204,8 +222,10 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
 	unsigned int i, k, pages = 0;
 	unsigned int changed = 0;
 	struct page *twin;
+	u64 t0 = ktime_get_ns();
 
 	gps_write_protect(r, dirty);
+	atomic64_add(ktime_get_ns() - t0, &dev->stats.protect_ns);
 	for_each_set_bit(i, dirty, a->nr_sub) {
 		u64 first_block = (((u64)r->gidx << a->gshift) +
 				   ((u64)i << PAGE_SHIFT)) / bs;

@@ -104,6 +104,9 @@ struct gps_dev_stats {
 	atomic64_t blocks_bulk;		/* pushed by page, past the queue */
 	atomic64_t fences;
 	atomic64_t harvest_ns;
+	atomic64_t protect_ns;		/* of harvest_ns: write-protecting */
+	atomic64_t fence_ns;		/* fences of this device, waits in */
+	atomic64_t fence_wait_ns;	/* of fence_ns: for the harvest_lock */
 	atomic64_t queue_hwm;
 	atomic64_t replica_pages;
 	atomic64_t twin_pages;

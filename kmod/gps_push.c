@@ -29,15 +29,17 @@
 #include <linux/jiffies.h>
 #include <linux/lockdep.h>
 #include "gps_internal.h"
+#include "gps_bytes.h"
 #include "gps_trace.h"
 
-static void gps_apply(u8 *dst, const u8 *src, const unsigned long *mask,
-		      unsigned int bs)
+/* The masked bytes of a small page; all @nbytes of it: one copy. */
+static void gps_apply_page(u8 *dst, const u8 *src, const unsigned long *mask,
+			   unsigned int nbytes)
 {
-	unsigned int s, e;
-
-	for_each_set_bitrange(s, e, mask, bs)
-		memcpy(dst + s, src + s, e - s);
+	if (nbytes == PAGE_SIZE)
+		memcpy(dst, src, PAGE_SIZE);
+	else
+		gps_bytes_apply(dst, src, mask, PAGE_SIZE);
 }
 
 /* Write one entry into every other subscriber's replica. */
@@ -68,11 +70,11 @@ static void gps_push_entry(struct gps_dev *dev, struct gps_qentry *e,
 		 * value would diff as unchanged and never be sent.
 		 */
 		p = kmap_local_page(src->pages[sub]);
-		gps_apply(e->data, p + poff, e->mask, bs);
+		gps_bytes_apply(e->data, p + poff, e->mask, bs);
 		kunmap_local(p);
 		if (src->twins[sub]) {
 			p = kmap_local_page(src->twins[sub]);
-			gps_apply(p + poff, e->data, e->mask, bs);
+			gps_bytes_apply(p + poff, e->data, e->mask, bs);
 			kunmap_local(p);
 		}
 	}
@@ -83,11 +85,11 @@ static void gps_push_entry(struct gps_dev *dev, struct gps_qentry *e,
 			break;
 		r = gp->rep[d];
 		p = kmap_local_page(r->pages[sub]);
-		gps_apply(p + poff, e->data, e->mask, bs);
+		gps_bytes_apply(p + poff, e->data, e->mask, bs);
 		kunmap_local(p);
 		if (r->twins[sub]) {
 			p = kmap_local_page(r->twins[sub]);
-			gps_apply(p + poff, e->data, e->mask, bs);
+			gps_bytes_apply(p + poff, e->data, e->mask, bs);
 			kunmap_local(p);
 		}
 		atomic64_inc(&dev->stats.to_blocks[d]);
@@ -154,11 +156,11 @@ void gps_push_page(struct gps_dev *dev, struct gps_replica *src,
 		struct gps_replica *r = gp->rep[d];
 
 		p = kmap_local_page(r->pages[sub]);
-		gps_apply(p, from, mask, PAGE_SIZE);
+		gps_apply_page(p, from, mask, nbytes);
 		kunmap_local(p);
 		if (r->twins[sub]) {
 			p = kmap_local_page(r->twins[sub]);
-			gps_apply(p, from, mask, PAGE_SIZE);
+			gps_apply_page(p, from, mask, nbytes);
 			kunmap_local(p);
 		}
 		atomic64_add(blocks, &dev->stats.to_blocks[d]);

@@ -289,10 +289,14 @@ static ssize_t gps_counter_show(struct kobject *kobj,
 	}
 
 static const unsigned int gps_abi_version = GPS_ABI_VERSION;
+/* See gps_protect_range(). */
+static const unsigned int gps_protect_in_place =
+	IS_ENABLED(CONFIG_MAPPING_DIRTY_HELPERS);
 
 static struct gps_counter gps_counter_table[] = {
 	GPS_COUNTER(abi_version, NULL, &gps_abi_version),
 	GPS_COUNTER(nr_devices, NULL, &gps_nr_devs),
+	GPS_COUNTER(protect_in_place, NULL, &gps_protect_in_place),
 	GPS_COUNTER(nr_allocs, &gps_nr_allocs, NULL),
 	GPS_COUNTER(replica_pages, &gps_replica_pages, NULL),
 	GPS_COUNTER(twin_pages, &gps_twin_pages, NULL),

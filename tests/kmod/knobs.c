@@ -49,7 +49,7 @@ static const struct knob {
 
 static const char * const counters[] = {
 	"abi_version", "nr_devices", "nr_allocs", "replica_pages",
-	"twin_pages",
+	"twin_pages", "protect_in_place",
 };
 
 static unsigned long long knob_u64(const char *name)
@@ -153,6 +153,8 @@ TEST_F(knobs, files_and_modes)
 	ASSERT_EQ(NR_KNOBS + 1 + sizeof(counters) / sizeof(counters[0]), n);
 	ASSERT_EQ(GPS_ABI_VERSION, gps_knob("abi_version"));
 	ASSERT_EQ(gps_nr_devices(self->fd), gps_knob("nr_devices"));
+	ASSERT_TRUE(gps_knob("protect_in_place") == 0 ||
+		    gps_knob("protect_in_place") == 1);
 }
 
 /* Put knob @i back as the fixture found it; 0 or -errno. */

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Description: the driver's byte masks (kmod/gps_bytes.h), on the host.
+ * gps_bytes_differ() sets exactly the bits of the bytes that differ;
+ * gps_diff_words() marks every changed byte of a page and no other, and
+ * updates the twin only when asked; gps_bytes_apply() writes exactly the
+ * masked bytes of a page (the others keep a receiver's own stores) for
+ * empty, full, sparse, one-byte and random masks, and agrees with a copy
+ * of each run of masked bytes, the way pushes were made before it.
+ */
+#include <stdlib.h>
+
+#include "kselftest_harness.h"
+#include "gps_bytes.h"
+
+#define PG	4096
+
+static unsigned long long rnd_state = 0x9e3779b97f4a7c15ULL;
+
+static unsigned long long rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+static int bit(const unsigned long *m, unsigned int i)
+{
+	return !!(m[i / BITS_PER_LONG] & (1UL << (i % BITS_PER_LONG)));
+}
+
+/* Masks of every shape a push sees: byte i set with probability @pct. */
+static void fill_mask(unsigned long *m, int pct)
+{
+	unsigned int i;
+
+	memset(m, 0, PG / 8);
+	for (i = 0; i < PG; i++)
+		if ((int)(rnd() % 100) < pct)
+			m[i / BITS_PER_LONG] |= 1UL << (i % BITS_PER_LONG);
+}
+
+TEST(differ_marks_exactly_the_changed_bytes)
+{
+	int n, i;
+
+	for (n = 0; n < 100000; n++) {
+		u64 a = rnd(), b = a;
+		unsigned long got;
+
+		for (i = 0; i < 8; i++)
+			if (rnd() & 1)
+				((u8 *)&b)[i] ^= (u8)(1 + rnd() % 255);
+		got = gps_bytes_differ(a, b);
+		for (i = 0; i < 8; i++)
+			ASSERT_EQ(((u8 *)&a)[i] != ((u8 *)&b)[i],
+				  !!(got & (1UL << i)));
+		ASSERT_EQ(0, got >> 8);
+	}
+}
+
+TEST(diff_words_marks_changes_and_updates_twin_on_request)
+{
+	static u64 cur[PG / 8], twin[PG / 8], orig[PG / 8];
+	unsigned long mask[PG / BITS_PER_LONG];
+	int n, update;
+	unsigned int i;
+
+	for (n = 0; n < 200; n++) {
+		update = n & 1;
+		for (i = 0; i < PG / 8; i++)
+			twin[i] = cur[i] = rnd();
+		/* some words untouched, some whole, some a few bytes */
+		for (i = 0; i < PG; i++)
+			if ((int)(rnd() % 100) < (n % 5) * 20)
+				((u8 *)cur)[i] ^= (u8)(1 + rnd() % 255);
+		memcpy(orig, twin, PG);
+		memset(mask, 0, sizeof(mask));
+		gps_diff_words(cur, twin, mask, PG / 8, update);
+		for (i = 0; i < PG; i++)
+			ASSERT_EQ(((u8 *)cur)[i] != ((u8 *)orig)[i],
+				  bit(mask, i));
+		ASSERT_EQ(0, memcmp(twin, update ? cur : orig, PG));
+	}
+}
+
+TEST(apply_writes_exactly_the_masked_bytes)
+{
+	static const int pcts[] = { 0, 100, 1, 50, 85, 99 };
+	static u8 src[PG], dst[PG], old[PG], ref[PG];
+	unsigned long mask[PG / BITS_PER_LONG];
+	unsigned int i, s, e;
+	int n;
+
+	for (n = 0; n < 600; n++) {
+		for (i = 0; i < PG; i++) {
+			src[i] = (u8)rnd();
+			dst[i] = old[i] = (u8)~src[i];
+		}
+		fill_mask(mask, pcts[n % 6]);
+		if (n % 7 == 3) {	/* one byte only */
+			memset(mask, 0, sizeof(mask));
+			i = rnd() % PG;
+			mask[i / BITS_PER_LONG] = 1UL << (i % BITS_PER_LONG);
+		}
+		/* the runs' copy, as gps_apply() did */
+		memcpy(ref, old, PG);
+		for (s = 0; s < PG; s = e) {
+			for (; s < PG && !bit(mask, s); s++)
+				;
+			for (e = s; e < PG && bit(mask, e); e++)
+				;
+			memcpy(ref + s, src + s, e - s);
+		}
+		gps_bytes_apply(dst, src, mask, PG);
+		for (i = 0; i < PG; i++)
+			ASSERT_EQ(bit(mask, i) ? src[i] : old[i], dst[i]);
+		ASSERT_EQ(0, memcmp(ref, dst, PG));
+	}
+}
+
+TEST(apply_of_one_block)
+{
+	static u8 src[PG], dst[PG];
+	unsigned long mask[128 / BITS_PER_LONG];
+	unsigned int i;
+
+	for (i = 0; i < PG; i++) {
+		src[i] = (u8)i;
+		dst[i] = 0xee;
+	}
+	memset(mask, 0, sizeof(mask));
+	mask[0] = 0xff00ff00f0UL;	/* partial words of the first long */
+	mask[1] = ~0UL;			/* a whole long */
+	gps_bytes_apply(dst + 256, src + 256, mask, 128);
+	for (i = 0; i < PG; i++)
+		ASSERT_EQ(i >= 256 && i < 384 && bit(mask, i - 256) ?
+			  src[i] : 0xee, dst[i]);
+}
+
+TEST_HARNESS_MAIN
