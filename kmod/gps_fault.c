@@ -164,7 +164,7 @@ static int gps_mkwrite_pte(pte_t *ptep, unsigned long addr, void *data)
 	if (!test_bit(i, c->captured) || !pte_present(pte) || pte_write(pte) ||
 	    pte_pfn(pte) != page_to_pfn(c->r->pages[i]))
 		return 0;
-	pte = pte_mkyoung(ptep_get_and_clear(mm, addr, ptep));
+	pte = pte_mkclean(pte_mkyoung(ptep_get_and_clear(mm, addr, ptep)));
 	/* The VMA is writable and never a shadow stack (gps_mmap()). */
 #ifdef GPS_HAVE_PTE_MKWRITE_NOVMA
 	pte = pte_mkwrite_novma(pte);

@@ -59,7 +59,13 @@ void gps_mark_dirty(struct gps_replica *r)
 	if (!r->on_dirty_list) {
 		list_add_tail(&r->dirty_link, &dev->dirty);
 		r->on_dirty_list = true;
-		wake = ++dev->nr_dirty == READ_ONCE(gps_knobs.dirty_wake);
+		dev->nr_dirty++;
+		wake = dev->nr_dirty - dev->nr_hot ==
+		       READ_ONCE(gps_knobs.dirty_wake);
+	} else if (r->hot) {
+		/* A fault: dirty now, in its place on the list. */
+		r->hot = false;
+		dev->nr_hot--;
 	}
 	spin_unlock(&dev->dirty_lock);
 	if (wake)
@@ -67,30 +73,78 @@ void gps_mark_dirty(struct gps_replica *r)
 }
 
 /*
+ * Back on the dirty list for its small pages kept writable: the next
+ * harvest (a fence, or the thread after the usual age) diffs them again.
+ * Not counted towards dirty_wake: no fault said they were written.
+ */
+static void gps_mark_hot(struct gps_replica *r)
+{
+	struct gps_dev *dev = &gps_devs[r->dev];
+
+	lockdep_assert_held(&gps_gpage(r->alloc, r->gidx)->lock);
+	spin_lock(&dev->dirty_lock);
+	if (!r->on_dirty_list) {
+		r->dirtied_ns = ktime_get_ns();
+		list_add_tail(&r->dirty_link, &dev->dirty);
+		r->on_dirty_list = true;
+		r->hot = true;
+		dev->nr_dirty++;
+		dev->nr_hot++;
+	}
+	spin_unlock(&dev->dirty_lock);
+}
+
+/**
+ * gps_dirty_del() - take a replica off its owner's dirty list
+ * @dev: the owner, dirty_lock held
+ * @r: replica, on the list or not
+ */
+void gps_dirty_del(struct gps_dev *dev, struct gps_replica *r)
+{
+	lockdep_assert_held(&dev->dirty_lock);
+	if (!r->on_dirty_list)
+		return;
+	list_del_init(&r->dirty_link);
+	r->on_dirty_list = false;
+	dev->nr_dirty--;
+	if (r->hot) {
+		r->hot = false;
+		dev->nr_hot--;
+	}
+}
+
+/*
  * The oldest dirty replica not written to within @min_age ns, looking at
- * the first GPS_POP_SCAN of the list at most.
+ * the first GPS_POP_SCAN of the list at most.  With @min_age (the push
+ * thread), a replica on the list only for pages left writable waits
+ * keep_writable_ms too: its stores raise no fault, so the thread cannot
+ * tell a finished page from one being written, and cleaning the dirty
+ * bits of a page being written costs a TLB flush each time; the fences
+ * publish it, and the thread write-protects it once idle.  Such replicas
+ * count a sixteenth towards the scan.
  */
 #define GPS_POP_SCAN	64
 static struct gps_replica *gps_dirty_pop(struct gps_dev *dev, u64 min_age)
 {
+	u64 hot_age = max_t(u64, min_age, (u64)NSEC_PER_MSEC *
+			    READ_ONCE(gps_knobs.keep_writable_ms));
 	struct gps_replica *r = NULL, *it;
 	u64 now = min_age ? ktime_get_ns() : 0;
 	int scanned = 0;
 
 	spin_lock(&dev->dirty_lock);
 	list_for_each_entry(it, &dev->dirty, dirty_link) {
-		if (!min_age || now - it->dirtied_ns >= min_age) {
+		if (!min_age ||
+		    now - it->dirtied_ns >= (it->hot ? hot_age : min_age)) {
 			r = it;
 			break;
 		}
-		if (++scanned == GPS_POP_SCAN)
+		scanned += it->hot ? 1 : 16;
+		if (scanned >= 16 * GPS_POP_SCAN)
 			break;
 	}
-	if (r) {
-		list_del_init(&r->dirty_link);
-		r->on_dirty_list = false;
-		dev->nr_dirty--;
-	}
+	if (r)
+		gps_dirty_del(dev, r);
 	spin_unlock(&dev->dirty_lock);
 	return r;
 }
@@ -112,33 +166,90 @@ static void gps_protect_range(struct address_space *mapping, pgoff_t pgoff,
 				    (loff_t)nr << PAGE_SHIFT, 0);
 }
 
-/* Steps 1 and 2: returns the small pages that were dirty in @dirty. */
-static void gps_write_protect(struct gps_replica *r, unsigned long *dirty)
+/*
+ * Steps 1 and 2: the small pages that were dirty go to @dirty; of them,
+ * those left writable to @hot, and those that need no diff to @still.
+ *
+ * A page is left writable while a harvest has seen a store to it (the
+ * dirty bit of one of its PTEs, read and cleaned here, one TLB flush per
+ * VMA) within keep_writable_ms: it keeps its dirty bit, its twin and its
+ * PTEs, so that the stores of the next epochs go through without a fault.
+ * A page left writable by the last harvest whose PTEs are all still clean
+ * was not stored to since (the flush made every later store set a dirty
+ * bit): its twin is what was published, it needs no diff.  A zap of its
+ * views loses their dirty bits (r->unsure): then every page is diffed.
+ * The other pages are write-protected.  Nothing is left writable while
+ * tracking (it needs the faults) or without the kernel's mapping dirty
+ * helpers.
+ */
+static void gps_write_protect(struct gps_replica *r, unsigned long *dirty,
+			      unsigned long *hot, unsigned long *still)
 {
+	DECLARE_BITMAP(cold, GPS_PAGE_2M / PAGE_SIZE);
+	DECLARE_BITMAP(stored, GPS_PAGE_2M / PAGE_SIZE);
 	struct gps_alloc *a = r->alloc;
 	struct gps_gpage *gp = gps_gpage(a, r->gidx);
 	unsigned int s, e, i, nr = a->nr_sub;
-	bool zap = READ_ONCE(a->tracking);
-	unsigned long views;
+	unsigned int keep = READ_ONCE(gps_knobs.keep_writable_ms);
+	struct address_space *mapping = a->ctx->mapping;
+	bool zap = READ_ONCE(a->tracking), unsure;
+	unsigned long views, now = jiffies;
+	pgoff_t first, last;
 	int v;
 
 	spin_lock(&gp->lock);
 	bitmap_copy(dirty, r->dirty, nr);
+	views = READ_ONCE(r->mapped_views);
+	unsure = r->unsure;
+	r->unsure = false;
 	spin_unlock(&gp->lock);
+	bitmap_zero(hot, nr);
+	bitmap_zero(still, nr);
+	bitmap_zero(stored, nr);
 
 	for_each_set_bit(i, dirty, nr)
 		lock_page(r->pages[i]);
+	if (IS_ENABLED(CONFIG_MAPPING_DIRTY_HELPERS) && keep && !zap) {
+		for_each_set_bit(v, &views, gps_nr_devs) {
+			pgoff_t base = a->pgoff + v * a->stride + r->gidx * nr;
+
+			for_each_set_bitrange(s, e, dirty, nr) {
+				first = 0;
+				last = 0;
+				clean_record_shared_mapping_range(mapping,
+								  base + s,
+								  e - s, base,
+								  stored,
+								  &first,
+								  &last);
+			}
+		}
+		/* seen: jiffies | 1, 0 for never (jiffies start near wrap) */
+		for_each_set_bit(i, dirty, nr) {
+			if (test_bit(i, stored))
+				r->seen[i] = now | 1;
+			else if (!r->seen[i] ||
+				 time_after(now, r->seen[i] +
+					    msecs_to_jiffies(keep)))
+				continue;
+			__set_bit(i, hot);
+		}
+		/* kept and still writable: one going back is diffed */
+		if (!unsure)
+			bitmap_andnot(still, r->kept, stored, nr);
+		bitmap_and(still, still, hot, nr);
+	}
+	bitmap_andnot(cold, dirty, hot, nr);
 	spin_lock(&gp->lock);
-	bitmap_andnot(r->dirty, r->dirty, dirty, nr);
-	views = READ_ONCE(r->mapped_views);
+	bitmap_andnot(r->dirty, r->dirty, cold, nr);
+	bitmap_copy(r->kept, hot, nr);
 	spin_unlock(&gp->lock);
 
 	for_each_set_bit(v, &views, gps_nr_devs) {
 		pgoff_t base = a->pgoff + v * a->stride + r->gidx * nr;
 
-		for_each_set_bitrange(s, e, dirty, nr)
-			gps_protect_range(a->ctx->mapping, base + s, e - s,
-					  zap);
+		for_each_set_bitrange(s, e, cold, nr)
+			gps_protect_range(mapping, base + s, e - s, zap);
 	}
 	for_each_set_bit(i, dirty, nr)
 		unlock_page(r->pages[i]);
@@ -214,6 +325,8 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
 					struct gps_fence_stats *st)
 {
 	unsigned long dirty[BITS_TO_LONGS(GPS_PAGE_2M / PAGE_SIZE)];
+	unsigned long hot[BITS_TO_LONGS(GPS_PAGE_2M / PAGE_SIZE)];
+	unsigned long still[BITS_TO_LONGS(GPS_PAGE_2M / PAGE_SIZE)];
 	struct gps_alloc *a = r->alloc;
 	struct gps_gpage *gp = gps_gpage(a, r->gidx);
 	struct gps_diff *df = dev->scratch;
@@ -224,7 +337,9 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
 	struct page *twin;
 	u64 t0 = ktime_get_ns();
 
-	gps_write_protect(r, dirty);
+	gps_write_protect(r, dirty, hot, still);
+	/* Left writable and not stored to: the twin is what was published. */
+	bitmap_andnot(dirty, dirty, still, a->nr_sub);
 	atomic64_add(ktime_get_ns() - t0, &dev->stats.protect_ns);
 	for_each_set_bit(i, dirty, a->nr_sub) {
 		u64 first_block = (((u64)r->gidx << a->gshift) +
@@ -255,7 +370,10 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
 	}
 	/* One small page changed: capture only the faulting one next. */
 	spin_lock(&gp->lock);
-	r->narrow = changed < 2;
+	if (pages)
+		r->narrow = changed < 2;
+	if (!bitmap_empty(hot, a->nr_sub))
+		gps_mark_hot(r);
 	spin_unlock(&gp->lock);
 	atomic64_add(pages, &dev->stats.pages_harvested);
 	if (st)
@@ -308,12 +426,8 @@ void gps_harvest_purge(struct gps_dev *dev, struct gps_alloc *a)
 
 	lockdep_assert_held(&dev->harvest_lock);
 	spin_lock(&dev->dirty_lock);
-	list_for_each_entry_safe(r, tmp, &dev->dirty, dirty_link) {
-		if (r->alloc != a)
-			continue;
-		list_del_init(&r->dirty_link);
-		r->on_dirty_list = false;
-		dev->nr_dirty--;
-	}
+	list_for_each_entry_safe(r, tmp, &dev->dirty, dirty_link)
+		if (r->alloc == a)
+			gps_dirty_del(dev, r);
 	spin_unlock(&dev->dirty_lock);
 }

@@ -125,9 +125,10 @@ struct gps_dev {
 	struct task_struct *thread;	/* gps/<nid> */
 	wait_queue_head_t wait;		/* the thread sleeps here */
 	struct mutex harvest_lock;	/* harvest and push of this device */
-	spinlock_t dirty_lock;		/* protects dirty, nr_dirty */
+	spinlock_t dirty_lock;		/* dirty, nr_dirty, nr_hot */
 	struct list_head dirty;		/* replicas with dirty small pages */
 	unsigned long nr_dirty;
+	unsigned long nr_hot;		/* of nr_dirty: kept writable only */
 	atomic_long_t remote_mask;	/* devices whose replicas we dirtied */
 	struct gps_queue queue;
 	struct gps_dev_stats stats;
@@ -147,13 +148,17 @@ struct gps_ctx {
 struct gps_replica {
 	struct list_head dirty_link;	/* on the owner's dirty list */
 	bool on_dirty_list;		/* under the owner's dirty_lock */
+	bool hot;			/* on it only for pages kept writable */
 	u64 dirtied_ns;			/* when it went on the list */
 	struct gps_alloc *alloc;
 	unsigned long gidx;		/* GPS page index */
 	int dev;			/* owner device */
 	unsigned long mapped_views;	/* views that may map these pages */
 	bool narrow;			/* last harvest: one small page written */
+	bool unsure;			/* views zapped: PTE dirty bits lost */
 	unsigned long *dirty;		/* small pages writable since harvest */
+	unsigned long *seen;		/* jiffies | 1 a harvest saw a store */
+	unsigned long *kept;		/* left writable by the last harvest */
 	struct page **twins;		/* snapshot per dirty small page */
 	struct page *pages[];		/* nr_sub small pages */
 };
@@ -205,6 +210,7 @@ struct gps_knobs {
 	u64 link_bandwidth;		/* bytes/s of each device's link, 0: unlimited */
 	u64 link_latency_ns;		/* added before a fence returns */
 	unsigned int capture_bytes;	/* mapped/captured per fault, 0: GPS page */
+	unsigned int keep_writable_ms;	/* written pages stay writable */
 };
 
 #define GPS_TRACK_POLICY_TOUCHED	0	/* the paper: read or written */
@@ -306,6 +312,7 @@ void gps_push_page(struct gps_dev *dev, struct gps_replica *src,
 
 /* gps_harvest.c */
 void gps_mark_dirty(struct gps_replica *r);
+void gps_dirty_del(struct gps_dev *dev, struct gps_replica *r);
 unsigned long gps_harvest(struct gps_dev *dev, unsigned long budget,
 			  u64 min_age, struct gps_fence_stats *st);
 void gps_harvest_purge(struct gps_dev *dev, struct gps_alloc *a);

@@ -46,6 +46,7 @@ struct gps_knobs gps_knobs = {
 	.max_bytes = 0,
 	.node_reserve_bytes = 32 << 20,
 	.capture_bytes = PAGE_SIZE,	/* windows: experimental */
+	.keep_writable_ms = 0,		/* experimental */
 };
 
 DEFINE_MUTEX(gps_knob_lock);	/* serialises knob changes */

@@ -30,6 +30,8 @@ static size_t gps_replica_bytes(unsigned int nr_sub)
 {
 	return sizeof(struct gps_replica) +
 	       nr_sub * (sizeof(struct page *) * 2) +
+	       nr_sub * sizeof(unsigned long) +
+	       BITS_TO_LONGS(nr_sub) * sizeof(unsigned long) +
 	       BITS_TO_LONGS(nr_sub) * sizeof(unsigned long);
 }
 
@@ -114,7 +116,9 @@ struct gps_replica *gps_replica_alloc(struct gps_alloc *a, unsigned long gidx,
 	if (!r)
 		goto err_uncharge;
 	r->twins = (struct page **)&r->pages[a->nr_sub];
-	r->dirty = (unsigned long *)&r->twins[a->nr_sub];
+	r->seen = (unsigned long *)&r->twins[a->nr_sub];
+	r->kept = &r->seen[a->nr_sub];
+	r->dirty = &r->kept[BITS_TO_LONGS(a->nr_sub)];
 	r->alloc = a;
 	r->gidx = gidx;
 	r->dev = dev;
@@ -201,8 +205,19 @@ static void gps_zap_range(struct gps_alloc *a, unsigned long first,
 			  unsigned long nr)
 {
 	struct address_space *mapping = a->ctx->mapping;
+	unsigned long g;
 	int v;
 
+	/* The PTEs' dirty bits go: the next harvest diffs every page. */
+	for (g = first; g < first + nr; g++) {
+		struct gps_gpage *gp = gps_gpage(a, g);
+
+		spin_lock(&gp->lock);
+		for (v = 0; v < gps_nr_devs; v++)
+			if (gp->rep[v])
+				gp->rep[v]->unsure = true;
+		spin_unlock(&gp->lock);
+	}
 	for (v = 0; v < gps_nr_devs; v++) {
 		pgoff_t start = a->pgoff + v * a->stride + first * a->nr_sub;
 

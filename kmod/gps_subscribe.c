@@ -100,11 +100,7 @@ void gps_unsubscribe_page(struct gps_alloc *a, unsigned long g, int dev,
 	gp->subs &= ~BIT_ULL(dev);
 	spin_unlock(&gp->lock);
 	spin_lock(&owner->dirty_lock);
-	if (r->on_dirty_list) {
-		list_del_init(&r->dirty_link);
-		r->on_dirty_list = false;
-		owner->nr_dirty--;
-	}
+	gps_dirty_del(owner, r);
 	spin_unlock(&owner->dirty_lock);
 	if (zap)
 		gps_zap_views(a, g, 1, r);

@@ -154,6 +154,7 @@ static struct gps_knob gps_knob_table[] = {
 	GPS_KNOB(link_latency_ns, GPS_KNOB_U64, 0, NSEC_PER_SEC, 0, NULL),
 	GPS_KNOB(capture_bytes, GPS_KNOB_UINT, 0, GPS_PAGE_2M, 0,
 		 gps_check_capture_bytes),
+	GPS_KNOB(keep_writable_ms, GPS_KNOB_UINT, 0, 10000, 0, NULL),
 };
 
 static void *gps_knob_field(const struct gps_knob *k, struct gps_knobs *knobs)

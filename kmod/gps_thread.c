@@ -29,9 +29,15 @@
 /* The thread leaves pages dirtied less than this ago (see gps_harvest()). */
 #define GPS_MIN_AGE_NS	(200 * NSEC_PER_USEC)
 
+/* Replicas on the list for a fault; those left writable wait their turn. */
+static unsigned long gps_thread_dirty(struct gps_dev *dev)
+{
+	return READ_ONCE(dev->nr_dirty) - READ_ONCE(dev->nr_hot);
+}
+
 static bool gps_thread_pressed(struct gps_dev *dev)
 {
-	return READ_ONCE(dev->nr_dirty) >= READ_ONCE(gps_knobs.dirty_wake);
+	return gps_thread_dirty(dev) >= READ_ONCE(gps_knobs.dirty_wake);
 }
 
 static bool gps_thread_wake(struct gps_dev *dev, unsigned int us)
@@ -57,7 +63,7 @@ static int gps_thread_fn(void *arg)
 					   NULL) == GPS_BATCH;
 			gps_push_aged(dev, timeout);
 			/* Left young replicas: look again soon, not later. */
-			if (!more && READ_ONCE(dev->nr_dirty))
+			if (!more && gps_thread_dirty(dev))
 				timeout = min(timeout, 1UL);
 			mutex_unlock(&dev->harvest_lock);
 			/* The link model: no new round while it is busy. */

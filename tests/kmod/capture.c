@@ -25,7 +25,8 @@ FIXTURE(capture) {
 FIXTURE_SETUP(capture)
 {
 	static const char *const knobs[] = {
-		GPS_KNOBS_COMMON, "dirty_wake", "capture_bytes", NULL,
+		GPS_KNOBS_COMMON, "dirty_wake", "capture_bytes",
+		"keep_writable_ms", NULL,
 	};
 
 	if (gps_fixture_setup(_metadata, gps_fx(self), 2, knobs))
@@ -35,6 +36,8 @@ FIXTURE_SETUP(capture)
 	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 0));
 	ASSERT_EQ(0, gps_set_knob("dirty_wake", 1 << 20));
 	ASSERT_EQ(0, gps_set_knob("capture_bytes", 0));
+	/* Every epoch captures again (keep.c: pages kept writable). */
+	ASSERT_EQ(0, gps_set_knob("keep_writable_ms", 0));
 }
 
 FIXTURE_TEARDOWN(capture)

@@ -401,7 +401,7 @@ static inline int gps_replicas_differ(int fd, struct gps_buf *b, int nr,
 }
 
 /* Knobs saved by name (any of /sys/kernel/gps), restored in reverse. */
-#define GPS_KNOB_SAVE_MAX	8
+#define GPS_KNOB_SAVE_MAX	16
 
 struct gps_knob_save {
 	int n;

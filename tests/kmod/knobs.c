@@ -43,6 +43,7 @@ static const struct knob {
 	{ "link_bandwidth", 0, 1000000000000ULL, 1 },
 	{ "link_latency_ns", 0, 1000000000ULL, 1 },
 	{ "capture_bytes", 0, 2097152, 0 },
+	{ "keep_writable_ms", 0, 10000, 0 },
 };
 
 #define NR_KNOBS	(sizeof(knobs) / sizeof(knobs[0]))

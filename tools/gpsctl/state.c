@@ -53,6 +53,7 @@ static const struct ctl_knob_info ctl_knobs[] = {
 	{ "link_latency_ns", CTL_KNOB_NUM, 0, 1000000000, NULL, "ns" },
 	{ "capture_bytes", CTL_KNOB_NUM, 0, 2097152,
 	  "0 (the GPS page) or a power of two from PAGE_SIZE", "bytes" },
+	{ "keep_writable_ms", CTL_KNOB_NUM, 0, 10000, "0: off", "ms" },
 };
 
 #define NR_CTL_KNOBS	(sizeof(ctl_knobs) / sizeof(ctl_knobs[0]))

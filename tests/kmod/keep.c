@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Description: pages kept writable (keep_writable_ms).  A device that
+ * writes the same pages epoch after epoch takes write faults in the first
+ * epoch only (where the harvest protects in place), and every epoch's
+ * stores, whole pages or single bytes, are published exactly; a page
+ * left alone for longer than the knob is write-protected again and its
+ * twin freed, so its next store faults; keep_writable_ms = 0 gives one
+ * write fault per page and epoch; two devices writing different bytes of
+ * kept pages both publish.  The push thread is off: harvests happen at
+ * the test's fences.
+ */
+#include <time.h>
+
+#include "kselftest_harness.h"
+#include "gps_test.h"
+
+#define SMALL	4096UL
+#define SIZE	(4 * GPS_PAGE_64K)
+
+FIXTURE(keep) {
+	struct gps_fixture;
+	int node0, in_place;
+};
+
+FIXTURE_SETUP(keep)
+{
+	static const char *const knobs[] = {
+		GPS_KNOBS_COMMON, "keep_writable_ms", NULL,
+	};
+
+	if (gps_fixture_setup(_metadata, gps_fx(self), 2, knobs))
+		return;
+	self->node0 = gps_node_of(self->fd, 0);
+	self->in_place = gps_knob("protect_in_place");
+	ASSERT_GE(self->in_place, 0);
+	/* Harvests only at fences: epochs are the test's. */
+	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 0));
+	/* Long enough for a slow emulated guest between two fences. */
+	ASSERT_EQ(0, gps_set_knob("keep_writable_ms", 5000));
+}
+
+FIXTURE_TEARDOWN(keep)
+{
+	gps_fixture_teardown(_metadata, gps_fx(self));
+}
+
+#define STAT(name)	gps_stat(self->node0, name)
+
+/* Every byte of every replica of the first @len bytes is @v. */
+static int all_replicas(struct __test_metadata *_metadata,
+			struct gps_fixture *fx, size_t len, unsigned char v)
+{
+	static unsigned char buf[SIZE];
+	size_t i;
+	int d;
+
+	for (d = 0; d < fx->nr; d++) {
+		EXPECT_EQ(0, gps_read(fx->fd, &fx->b, d, 0, buf, len));
+		for (i = 0; i < len; i++)
+			if (buf[i] != v) {
+				TH_LOG("device %d byte %zu: %u, not %u", d, i,
+				       buf[i], v);
+				return 0;
+			}
+	}
+	return 1;
+}
+
+/* Whole pages rewritten each epoch: faults in the first epoch only. */
+TEST_F(keep, rewriter_faults_in_first_epoch_only)
+{
+	long long wf;
+	int e;
+
+	gps_fixture_alloc(_metadata, gps_fx(self), SIZE, GPS_PAGE_64K, 1);
+	for (e = 1; e <= 5; e++) {
+		wf = STAT("write_faults");
+		memset((void *)self->b.view[0], e, SIZE);
+		EXPECT_EQ(e == 1 || !self->in_place ? SIZE / SMALL : 0,
+			  STAT("write_faults") - wf) TH_LOG("epoch %d", e);
+		ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
+		ASSERT_TRUE(all_replicas(_metadata, gps_fx(self), SIZE, e))
+			TH_LOG("epoch %d", e);
+	}
+}
+
+/* One byte per epoch in a kept page: exactly that byte is pushed. */
+TEST_F(keep, single_stores_published_exactly)
+{
+	volatile unsigned char *p;
+	struct gps_fence_args f;
+	unsigned char c;
+	int e, d;
+
+	gps_fixture_alloc(_metadata, gps_fx(self), SIZE, GPS_PAGE_64K, 1);
+	p = self->b.view[0];
+	memset((void *)p, 0, SIZE);
+	ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
+	for (e = 1; e <= 40; e++) {
+		size_t off = (e * 7919UL) % SIZE;
+
+		p[off] = e;
+		ASSERT_EQ(0, gps_fence(self->fd, 0, &f));
+		EXPECT_EQ(self->nr - 1, f.bytes_pushed) TH_LOG("epoch %d", e);
+		for (d = 1; d < self->nr; d++) {
+			ASSERT_EQ(0, gps_read(self->fd, &self->b, d, off, &c,
+					      1));
+			ASSERT_EQ(e, c) TH_LOG("epoch %d device %d", e, d);
+		}
+	}
+}
+
+/* A store back to an earlier value, in a kept page, is published too. */
+TEST_F(keep, value_put_back_is_published)
+{
+	volatile unsigned char *p;
+	unsigned char c;
+	int e;
+
+	gps_fixture_alloc(_metadata, gps_fx(self), SIZE, GPS_PAGE_64K, 1);
+	p = self->b.view[0];
+	for (e = 0; e < 6; e++) {
+		p[100] = e & 1 ? 0xaa : 0x55;
+		ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
+		ASSERT_EQ(0, gps_read(self->fd, &self->b, 1, 100, &c, 1));
+		ASSERT_EQ(e & 1 ? 0xaa : 0x55, c) TH_LOG("epoch %d", e);
+	}
+}
+
+/* Past keep_writable_ms without a store: protected again, twin freed. */
+TEST_F(keep, idle_page_goes_back_to_faulting)
+{
+	struct timespec ts = { 0, 200 * 1000 * 1000 };
+	volatile unsigned char *p;
+	long long wf;
+
+	if (!self->in_place)
+		SKIP(return, "harvests zap (protect_in_place = 0)");
+	ASSERT_EQ(0, gps_set_knob("keep_writable_ms", 20));
+	gps_fixture_alloc(_metadata, gps_fx(self), GPS_PAGE_64K, GPS_PAGE_64K,
+			  1);
+	p = self->b.view[0];
+	p[0] = 1;
+	ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));	/* kept */
+	EXPECT_EQ(1, STAT("twin_pages"));
+	nanosleep(&ts, NULL);
+	ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));	/* idle: protected */
+	EXPECT_EQ(0, STAT("twin_pages"));
+	wf = STAT("write_faults");
+	p[0] = 2;
+	EXPECT_EQ(1, STAT("write_faults") - wf);
+	ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
+	EXPECT_TRUE(all_replicas(_metadata, gps_fx(self), 1, 2));
+}
+
+/* keep_writable_ms = 0: one write fault per small page and epoch. */
+TEST_F(keep, zero_protects_every_epoch)
+{
+	long long wf;
+	int e;
+
+	ASSERT_EQ(0, gps_set_knob("keep_writable_ms", 0));
+	gps_fixture_alloc(_metadata, gps_fx(self), SIZE, GPS_PAGE_64K, 1);
+	for (e = 1; e <= 3; e++) {
+		wf = STAT("write_faults");
+		memset((void *)self->b.view[0], e, SIZE);
+		EXPECT_EQ(SIZE / SMALL, STAT("write_faults") - wf)
+			TH_LOG("epoch %d", e);
+		ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
+		ASSERT_TRUE(all_replicas(_metadata, gps_fx(self), SIZE, e));
+	}
+}
+
+/* Devices 0 and 1 each keep writing their half of every small page. */
+TEST_F(keep, two_writers_of_kept_pages)
+{
+	volatile unsigned char *p0, *p1;
+	unsigned char buf[SMALL];
+	size_t off, i;
+	int e, d;
+
+	gps_fixture_alloc(_metadata, gps_fx(self), SIZE, GPS_PAGE_64K, 2);
+	p0 = self->b.view[0];
+	p1 = self->b.view[1];
+	for (e = 1; e <= 4; e++) {
+		for (off = 0; off < SIZE; off += SMALL)
+			for (i = 0; i < SMALL / 2; i++) {
+				p0[off + i] = e;
+				p1[off + SMALL / 2 + i] = e + 100;
+			}
+		ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
+		ASSERT_EQ(0, gps_fence(self->fd, 1, NULL));
+		for (d = 0; d < self->nr; d++)
+			for (off = 0; off < SIZE; off += SMALL) {
+				ASSERT_EQ(0, gps_read(self->fd, &self->b, d,
+						      off, buf, SMALL));
+				for (i = 0; i < SMALL; i++)
+					ASSERT_EQ(i < SMALL / 2 ? e : e + 100,
+						  buf[i])
+						TH_LOG("epoch %d device %d "
+						       "byte %zu", e, d,
+						       off + i);
+			}
+	}
+}
+
+TEST_HARNESS_MAIN
