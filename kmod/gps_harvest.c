@@ -173,7 +173,8 @@ static void gps_protect_range(struct address_space *mapping, pgoff_t pgoff,
  * A page is left writable while a harvest has seen a store to it (the
  * dirty bit of one of its PTEs, read and cleaned here, one TLB flush per
  * VMA) within keep_writable_ms: it keeps its dirty bit, its twin and its
- * PTEs, so that the stores of the next epochs go through without a fault.
+ * PTEs in the owner's view, so that the owner's stores of the next
+ * epochs go through without a fault.
  * A page left writable by the last harvest whose PTEs are all still clean
  * was not stored to since (the flush made every later store set a dirty
  * bit): its twin is what was published, it needs no diff.  A zap of its
@@ -199,7 +200,16 @@ static void gps_write_protect(struct gps_replica *r, unsigned long *dirty,
 
 	spin_lock(&gp->lock);
 	bitmap_copy(dirty, r->dirty, nr);
+	/*
+	 * Only views that map @r now: one that maps another replica since
+	 * a subscription change must keep that replica's dirty bits.  The
+	 * targets cannot change before we are done: that takes every
+	 * harvest_lock, ours too.
+	 */
 	views = READ_ONCE(r->mapped_views);
+	for_each_set_bit(v, &views, gps_nr_devs)
+		if (gps_view_replica(a, gp, v) != r)
+			__clear_bit(v, &views);
 	unsure = r->unsure;
 	r->unsure = false;
 	spin_unlock(&gp->lock);
@@ -245,10 +255,15 @@ static void gps_write_protect(struct gps_replica *r, unsigned long *dirty,
 	bitmap_copy(r->kept, hot, nr);
 	spin_unlock(&gp->lock);
 
+	/*
+	 * Pages stay writable in the owner's view only: another view's
+	 * next store must fault, which tells that device's fences to fence
+	 * the owner too (remote_mask).
+	 */
 	for_each_set_bit(v, &views, gps_nr_devs) {
 		pgoff_t base = a->pgoff + v * a->stride + r->gidx * nr;
 
-		for_each_set_bitrange(s, e, cold, nr)
+		for_each_set_bitrange(s, e, v == r->dev ? cold : dirty, nr)
 			gps_protect_range(mapping, base + s, e - s, zap);
 	}
 	for_each_set_bit(i, dirty, nr)

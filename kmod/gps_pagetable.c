@@ -173,7 +173,8 @@ void gps_replica_free(struct gps_replica *r)
  * @gp: the GPS page
  * @view: device whose view faults
  *
- * Caller holds sub_sem (either side) or every harvest_lock.
+ * Caller holds sub_sem (either side), every harvest_lock, or @gp->lock
+ * (rep[] changes under it too).
  *
  * Return: @view's own replica if it subscribes, else the nearest one (by
  * node distance), or NULL if the page has none.
@@ -184,7 +185,8 @@ struct gps_replica *gps_view_replica(struct gps_alloc *a, struct gps_gpage *gp,
 	int best = -1, best_dist = INT_MAX, d;
 
 	lockdep_assert(lockdep_is_held(&a->sub_sem) ||
-		       lockdep_is_held(&gps_devs[0].harvest_lock));
+		       lockdep_is_held(&gps_devs[0].harvest_lock) ||
+		       lockdep_is_held(&gp->lock));
 	if (gp->rep[view])
 		return gp->rep[view];
 	for (d = 0; d < gps_nr_devs; d++) {

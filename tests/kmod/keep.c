@@ -7,8 +7,11 @@
  * left alone for longer than the knob is write-protected again and its
  * twin freed, so its next store faults; keep_writable_ms = 0 gives one
  * write fault per page and epoch; two devices writing different bytes of
- * kept pages both publish.  The push thread is off: harvests happen at
- * the test's fences.
+ * kept pages both publish; a harvest never cleans the dirty bits of
+ * another replica that a view maps since a subscription change; stores
+ * through a view into another device's replica still fault every epoch,
+ * so that the writer's fence fences the owner.  The push thread is off:
+ * harvests happen at the test's fences.
  */
 #include <time.h>
 
@@ -202,6 +205,78 @@ TEST_F(keep, two_writers_of_kept_pages)
 						       "byte %zu", e, d,
 						       off + i);
 			}
+	}
+}
+
+/* A manual allocation of one 64 KiB GPS page on device 0, views 0..n-1. */
+static void manual_page(struct __test_metadata *_metadata,
+			struct gps_fixture *fx, int views)
+{
+	int d;
+
+	ASSERT_EQ(0, gps_alloc(fx->fd, &fx->b, GPS_PAGE_64K, GPS_MEM_GPS,
+			       GPS_ALLOC_MANUAL, 0, GPS_PAGE_64K));
+	fx->have_b = 1;
+	for (d = 0; d < views; d++)
+		ASSERT_NE(NULL, gps_map(fx->fd, &fx->b, d));
+}
+
+/*
+ * View 1 maps device 0's replica, then device 1 subscribes: view 1 maps
+ * device 1's own replica from then on.  Device 0's harvest, fenced
+ * first, must not clean the dirty bits of device 1's stores, or device
+ * 1's harvest takes its kept page for untouched and publishes nothing.
+ */
+TEST_F(keep, harvest_leaves_a_retargeted_view_alone)
+{
+	volatile unsigned char *p0, *p1;
+	unsigned char c;
+	int e;
+
+	manual_page(_metadata, gps_fx(self), 2);
+	p0 = self->b.view[0];
+	p1 = self->b.view[1];
+	c = p1[64];			/* view 1 maps device 0's replica */
+	ASSERT_EQ(0, c);
+	ASSERT_EQ(0, gps_advise(self->fd, &self->b, 0, GPS_PAGE_64K,
+				GPS_ADVISE_SUBSCRIBE, 1, NULL));
+	for (e = 1; e <= 4; e++) {
+		/* epoch 1 leaves device 1's page kept; then both write */
+		if (e > 1)
+			p0[0] = e;	/* device 0's replica dirty too */
+		p1[64] = e + 50;	/* same small page, device 1's */
+		ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
+		ASSERT_EQ(0, gps_fence(self->fd, 1, NULL));
+		ASSERT_EQ(0, gps_read(self->fd, &self->b, 0, 64, &c, 1));
+		ASSERT_EQ(e + 50, c) TH_LOG("epoch %d", e);
+		ASSERT_EQ(0, gps_read(self->fd, &self->b, 1, 0, &c, 1));
+		ASSERT_EQ(e > 1 ? e : 0, c) TH_LOG("epoch %d", e);
+	}
+}
+
+/*
+ * Device 1 does not subscribe and stores into device 0's replica through
+ * its view, epoch after epoch; device 2 subscribes.  Device 1's fence
+ * alone must publish every epoch's store to device 2: the store faults
+ * each epoch, so the fence knows to fence device 0 as well.
+ */
+TEST_F(keep, remote_store_published_by_the_writers_fence)
+{
+	volatile unsigned char *p1;
+	unsigned char c;
+	int e;
+
+	if (self->nr < 3)
+		SKIP(return, "needs three devices");
+	manual_page(_metadata, gps_fx(self), 2);
+	ASSERT_EQ(0, gps_advise(self->fd, &self->b, 0, GPS_PAGE_64K,
+				GPS_ADVISE_SUBSCRIBE, 2, NULL));
+	p1 = self->b.view[1];
+	for (e = 1; e <= 4; e++) {
+		p1[128] = e;
+		ASSERT_EQ(0, gps_fence(self->fd, 1, NULL));
+		ASSERT_EQ(0, gps_read(self->fd, &self->b, 2, 128, &c, 1));
+		ASSERT_EQ(e, c) TH_LOG("epoch %d", e);
 	}
 }
 
