@@ -29,7 +29,7 @@ FIXTURE(keep) {
 FIXTURE_SETUP(keep)
 {
 	static const char *const knobs[] = {
-		GPS_KNOBS_COMMON, "keep_writable_ms", NULL,
+		GPS_KNOBS_COMMON, "keep_writable_ms", "capture_bytes", NULL,
 	};
 
 	if (gps_fixture_setup(_metadata, gps_fx(self), 2, knobs))
@@ -39,6 +39,8 @@ FIXTURE_SETUP(keep)
 	ASSERT_GE(self->in_place, 0);
 	/* Harvests only at fences: epochs are the test's. */
 	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 0));
+	/* One write fault per small page, whatever was set before. */
+	ASSERT_EQ(0, gps_set_knob("capture_bytes", 4096));
 	/* Long enough for a slow emulated guest between two fences. */
 	ASSERT_EQ(0, gps_set_knob("keep_writable_ms", 5000));
 }
