@@ -156,11 +156,40 @@ static struct gps_replica *gps_dirty_pop(struct gps_dev *dev, u64 min_age)
  * @zap, by zapping the PTEs, which also makes the next load fault (what
  * tracking needs to see reads).
  */
+#ifdef CONFIG_MAPPING_DIRTY_HELPERS
+static void gps_wp_range(struct address_space *mapping, pgoff_t pgoff,
+			 pgoff_t nr)
+{
+	wp_shared_mapping_range(mapping, pgoff, nr);
+}
+
+/* Set in @stored the bits (from @base) of the pages with a dirty PTE. */
+static void gps_clean_range(struct address_space *mapping, pgoff_t pgoff,
+			    pgoff_t nr, pgoff_t base, unsigned long *stored)
+{
+	pgoff_t first = 0, last = 0;
+
+	clean_record_shared_mapping_range(mapping, pgoff, nr, base, stored,
+					  &first, &last);
+}
+#else
+/* Not called: IS_ENABLED(CONFIG_MAPPING_DIRTY_HELPERS) is false. */
+static void gps_wp_range(struct address_space *mapping, pgoff_t pgoff,
+			 pgoff_t nr)
+{
+}
+
+static void gps_clean_range(struct address_space *mapping, pgoff_t pgoff,
+			    pgoff_t nr, pgoff_t base, unsigned long *stored)
+{
+}
+#endif
+
 static void gps_protect_range(struct address_space *mapping, pgoff_t pgoff,
 			      pgoff_t nr, bool zap)
 {
 	if (IS_ENABLED(CONFIG_MAPPING_DIRTY_HELPERS) && !zap)
-		wp_shared_mapping_range(mapping, pgoff, nr);
+		gps_wp_range(mapping, pgoff, nr);
 	else
 		unmap_mapping_range(mapping, (loff_t)pgoff << PAGE_SHIFT,
 				    (loff_t)nr << PAGE_SHIFT, 0);
@@ -195,7 +224,6 @@ static void gps_write_protect(struct gps_replica *r, unsigned long *dirty,
 	struct address_space *mapping = a->ctx->mapping;
 	bool zap = READ_ONCE(a->tracking), unsure;
 	unsigned long views, now = jiffies;
-	pgoff_t first, last;
 	int v;
 
 	spin_lock(&gp->lock);
@@ -223,16 +251,9 @@ static void gps_write_protect(struct gps_replica *r, unsigned long *dirty,
 		for_each_set_bit(v, &views, gps_nr_devs) {
 			pgoff_t base = a->pgoff + v * a->stride + r->gidx * nr;
 
-			for_each_set_bitrange(s, e, dirty, nr) {
-				first = 0;
-				last = 0;
-				clean_record_shared_mapping_range(mapping,
-								  base + s,
-								  e - s, base,
-								  stored,
-								  &first,
-								  &last);
-			}
+			for_each_set_bitrange(s, e, dirty, nr)
+				gps_clean_range(mapping, base + s, e - s, base,
+						stored);
 		}
 		/* seen: jiffies | 1, 0 for never (jiffies start near wrap) */
 		for_each_set_bit(i, dirty, nr) {
