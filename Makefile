@@ -24,6 +24,14 @@
 #                   series (SOAK_SERIES) in a SOAK_NODES-node guest of
 #                   SOAK_CPUS vCPUs per node (tools/gps-soak); one line of
 #                   figures per guest
+#   make figures    the paper-counterpart figures: bench/run-all.sh
+#                   (paradigms of every workload, link sweep, queue sweep)
+#                   in a FIGURES_SERIES guest of each of FIGURES_NODES
+#                   nodes x FIGURES_CPUS vCPUs, console logs in
+#                   build/figures/vm-N.log, then tools/gps-plot: tables
+#                   printed and in build/figures/tables.txt, PNGs there
+#                   with python3-matplotlib.  FIGURES_QUICK=1: run-all.sh
+#                   -q (small sizes: about 3 min instead of 70 on 2 cores)
 #   make bundle BUNDLE=DIR  a self-contained test bed folder (qemu, its
 #                   libraries and firmware, the kernels, the payload, DIR/run)
 #                   for a many-core machine without qemu (tools/gps-bundle)
@@ -47,7 +55,9 @@
 # PERF_GUESTS (check's guests that carry perf, default "6.12/2"),
 # GPS_DEBUG=1 (build with CONFIG_GPS_DEBUG),
 # VM_TIMEOUT (seconds per VM), NO_DEPS=1; for check-debug DEBUG_NODES
-# (default "2 4") and DEBUG_VM_TIMEOUT.
+# (default "2 4") and DEBUG_VM_TIMEOUT; for figures FIGURES_SERIES (default
+# 6.12), FIGURES_NODES (default "4 2"), FIGURES_CPUS (default 1),
+# FIGURES_QUICK=1, FIGURES_TIMEOUT (seconds per guest).
 
 SERIES ?= 6.1 6.12
 NODES ?= 1 2 4
@@ -78,6 +88,17 @@ SOAK_SERIES ?= 6.1 6.12
 SOAK_NODES ?= 4
 SOAK_CPUS ?=
 BUNDLE ?= build/bed
+# make figures: bench/run-all.sh in a guest of each node count, then
+# tools/gps-plot, into FIGURES; FIGURES_QUICK=1 is run-all.sh -q
+FIGURES_SERIES ?= 6.12
+FIGURES_NODES ?= 4 2
+FIGURES_CPUS ?= 1
+FIGURES_QUICK ?= 0
+# seconds per guest (empty: 1800 quick, 7200 full)
+FIGURES_TIMEOUT ?=
+FIGURES := $(BUILD)/figures
+FIGURES_Q := $(if $(filter 1,$(FIGURES_QUICK)),-q)
+FIGURES_T := $(or $(FIGURES_TIMEOUT),$(if $(FIGURES_Q),1800,7200))
 # The main workload (a path relative to the repo, run in the VM's /gps)
 RUN_CMD ?= build/examples/mvmul
 
@@ -187,6 +208,47 @@ soak: FORCE
 	tools/gps-soak -B -k "$(SOAK_SERIES)" -n $(SOAK_NODES) \
 		$(if $(SOAK_CPUS),-C $(SOAK_CPUS)) -d $(DURATION)
 
+# One guest at a time, each console streamed and kept in FIGURES/vm-N.log;
+# on a terminal "step i of n, elapsed, ETA" per guest (tools/gps-progress.sh,
+# the ETA from the last run of the same shape: FIGURES/steps) and, inside,
+# per run-all.sh step (GPS_PROGRESS passed on: gps-vm's own guess is always
+# 0).  A guest that fails (a result that differs from one device's, a
+# timeout) stops neither the others nor the tables; make fails at the end.
+# gps-plot runs under Debian's python3 (install-deps.sh's matplotlib) when
+# the python3 of PATH has no matplotlib (a pyenv, a venv).
+figures: FORCE
+	$(DEPS)
+	$(MAKE) module-$(FIGURES_SERIES) lib bench
+	@out=$(FIGURES); mkdir -p $$out && \
+	rm -f $$out/vm-*.log $$out/tables.txt $$out/*.png || exit 1; \
+	what="$(FIGURES_SERIES) $(FIGURES_NODES) $(FIGURES_CPUS) $(FIGURES_Q)"; \
+	hist=; \
+	if [ -f $$out/steps ] && [ "$$(cat $$out/steps.what 2>/dev/null)" = "$$what" ]; then \
+		mv $$out/steps $$out/steps.last && hist=$$out/steps.last; \
+	fi; \
+	echo "$$what" >$$out/steps.what; : >$$out/steps; \
+	progress_log=$$out/steps; . tools/gps-progress.sh; \
+	set -- $(FIGURES_NODES); progress_init $$# "$$hist"; \
+	t0=$$(date +%s); rc=0; logs=; \
+	for n in $(FIGURES_NODES); do \
+		log=$$out/vm-$$n.log; logs="$$logs $$log"; \
+		progress_step vm-$$n; \
+		echo "make figures: kernel $(FIGURES_SERIES), $$n nodes x $(FIGURES_CPUS) vCPU(s) per node (host: $$(nproc) cores): build/bench/run-all.sh $(FIGURES_Q) > $${log#$(CURDIR)/}"; \
+		GPS_PROGRESS=$$progress_on tools/gps-vm -B -k $(FIGURES_SERIES) \
+			-n $$n -c $(FIGURES_CPUS) \
+			-t $(FIGURES_T) -o $$log -- build/bench/run-all.sh $(FIGURES_Q) || \
+			{ echo "make figures: the $$n-node guest exited $$?"; rc=1; }; \
+		progress_done; \
+	done; \
+	py=python3; python3 -c 'import matplotlib' 2>/dev/null || \
+		! /usr/bin/python3 -c 'import matplotlib' 2>/dev/null || \
+		py=/usr/bin/python3; \
+	$$py tools/gps-plot -o $$out $$logs >$$out/tables.txt || rc=1; \
+	cat $$out/tables.txt; \
+	echo "make figures: $$(progress_fmt $$(($$(date +%s) - t0))) for the guests and the tables; in $${out#$(CURDIR)/}/:" \
+		$$(cd $$out && ls vm-*.log tables.txt *.png 2>/dev/null); \
+	exit $$rc
+
 bundle: FORCE
 	$(DEPS)
 	$(MAKE) all
@@ -221,4 +283,4 @@ distclean: clean
 
 FORCE:
 
-.PHONY: all modules lib bench tests docs lint tools check check-debug run soak bundle install dkms-install dkms-uninstall dkms-check clean distclean FORCE
+.PHONY: all modules lib bench tests docs lint tools check check-debug run soak figures bundle install dkms-install dkms-uninstall dkms-check clean distclean FORCE

@@ -16,7 +16,10 @@
 #   -q   quick mode: small sizes, 3 iterations, two sweep points each
 #
 # Output: key=value records on stdout (tools/gps-plot reads them from a
-# saved console log).  Exit status: non-zero if any benchmark failed or
+# saved console log).  Each step begins with "##### step i of 4, elapsed,
+# ETA" when tools/gps-progress.sh is found (/gps/tools/ in the VM) and
+# prints (GPS_PROGRESS=1, which tools/gps-vm sets when its console goes to
+# a terminal), so that CI logs stay as they were.  Exit status: non-zero if any benchmark failed or
 # any result differed from the single-device run.  Every knob a sweep
 # changes is restored by paradigms itself.
 #
@@ -48,26 +51,48 @@ else
 	caps=8,64,512,4096
 fi
 
+# "step i of n, elapsed, ETA" lines: tools/gps-progress.sh, from
+# build/bench/ or bench/ (in the VM: /gps/tools/); none without it
+progress=
+for f in "$here/../../tools/gps-progress.sh" "$here/../tools/gps-progress.sh"; do
+	[ -r "$f" ] && { progress=$f; break; }
+done
+if [ -n "$progress" ]; then
+	# shellcheck source=tools/gps-progress.sh disable=SC1091
+	. "$progress"
+else
+	progress_init() { :; }
+	progress_step() { :; }
+	progress_done() { :; }
+fi
+
 rc=0
+# step NAME [paradigms options]
 step() {
+	progress_step "$1"
+	shift
 	echo "# run-all: $*"
 	start=$(date +%s)
 	# shellcheck disable=SC2086
 	"$bin" $size $devs "$@" || rc=1
 	echo "# run-all: $(($(date +%s) - start)) s"
+	progress_done
 }
 
 nodes=0
 for _ in /sys/devices/system/node/node[0-9]*; do nodes=$((nodes + 1)); done
 echo "# run-all: $(uname -r), $nodes node(s), quick=$quick"
-step "$@"
-step -L "$ratios" "$@"
-step -Q "$caps" "$@"
+progress_init 4
+step paradigms "$@"
+step link-sweep -L "$ratios" "$@"
+step queue-sweep -Q "$caps" "$@"
+progress_step threads
 echo "# run-all: threads"
 if [ "$quick" = 1 ]; then
 	"$here/threads" -n 1000000 -r 3 || rc=1
 else
 	"$here/threads" || rc=1
 fi
+progress_done
 echo "# run-all: status $rc"
 exit $rc

@@ -24,6 +24,8 @@
 #                           kernel's kernel-doc extension, which
 #                           tools/gps-kernel sphinx extracts from
 #                           linux-source-6.12 into build/)
+#   make figures            python3-matplotlib (tools/gps-plot's PNGs;
+#                           without it, tables only)
 set -euo pipefail
 
 pkgs=(
@@ -37,6 +39,7 @@ pkgs=(
 	flex bison libelf-dev
 	shellcheck
 	python3-sphinx
+	python3-matplotlib
 )
 
 missing=()
