@@ -211,8 +211,8 @@ soak: FORCE
 # One guest at a time, each console streamed and kept in FIGURES/vm-N.log;
 # on a terminal "step i of n, elapsed, ETA" per guest (tools/gps-progress.sh,
 # the ETA from the last run of the same shape: FIGURES/steps) and, inside,
-# per run-all.sh step (GPS_PROGRESS passed on: gps-vm's own guess is always
-# 0).  A guest that fails (a result that differs from one device's, a
+# per run-all.sh step (GPS_PROGRESS passed on, as make's progress decided).
+# A guest that fails (a result that differs from one device's, a
 # timeout) stops neither the others nor the tables; make fails at the end.
 # gps-plot runs under Debian's python3 (install-deps.sh's matplotlib) when
 # the python3 of PATH has no matplotlib (a pyenv, a venv).
