@@ -19,9 +19,9 @@
 # saved console log).  Each step begins with "##### step i of 4, elapsed,
 # ETA" when tools/gps-progress.sh is found (/gps/tools/ in the VM) and
 # prints (GPS_PROGRESS=1, which tools/gps-vm sets when its console goes to
-# a terminal), so that CI logs stay as they were.  Exit status: non-zero if any benchmark failed or
-# any result differed from the single-device run.  Every knob a sweep
-# changes is restored by paradigms itself.
+# a terminal), so that CI logs stay as they were.  Exit status: non-zero
+# if any benchmark failed or any result differed from the single-device
+# run.  Every knob a sweep changes is restored by paradigms itself.
 #
 # In the VM, from the host:
 #   tools/gps-vm -k 6.12 -n 4 -t 1200 -o build/bench/vm-4.log -- \
