@@ -149,13 +149,6 @@ static struct gps_replica *gps_dirty_pop(struct gps_dev *dev, u64 min_age)
 	return r;
 }
 
-/*
- * Write-protect @nr pages of the file from @pgoff in every mapping:
- * read-only PTEs in place and one TLB flush per VMA, where the kernel has
- * the mapping dirty helpers (Debian's do, for vmwgfx); else, or with
- * @zap, by zapping the PTEs, which also makes the next load fault (what
- * tracking needs to see reads).
- */
 #ifdef CONFIG_MAPPING_DIRTY_HELPERS
 static void gps_wp_range(struct address_space *mapping, pgoff_t pgoff,
 			 pgoff_t nr)
@@ -185,6 +178,13 @@ static void gps_clean_range(struct address_space *mapping, pgoff_t pgoff,
 }
 #endif
 
+/*
+ * Write-protect @nr pages of the file from @pgoff in every mapping:
+ * read-only PTEs in place and one TLB flush per VMA, where the kernel has
+ * the mapping dirty helpers (Debian's do, for vmwgfx); else, or with
+ * @zap, by zapping the PTEs, which also makes the next load fault (what
+ * tracking needs to see reads).
+ */
 static void gps_protect_range(struct address_space *mapping, pgoff_t pgoff,
 			      pgoff_t nr, bool zap)
 {

@@ -24,20 +24,37 @@ FIXTURE(bench) {
 	int unused;
 };
 
-FIXTURE_SETUP(bench)
+/*
+ * Why this guest is not the one of @ndev devices, 6.12, 1 vCPU per node
+ * that the fixtures run in: a reason in @why, or NULL to run.
+ */
+static const char *other_guest(int has, int ndev, char *why, size_t len)
 {
 	const char *series = getenv("GPS_VM_SERIES");
 	const char *cpus = getenv("GPS_VM_CPUS");
+
+	if (has != ndev)
+		snprintf(why, len, "runs in the %d-node guest only (has %d)",
+			 ndev, has);
+	else if (series && strcmp(series, "6.12"))
+		snprintf(why, len, "runs in the 6.12 guest only (this: %s)",
+			 series);
+	else if (cpus && strcmp(cpus, "1"))
+		snprintf(why, len,
+			 "runs with 1 vCPU per node only (this: %s)", cpus);
+	else
+		return NULL;
+	return why;
+}
+
+FIXTURE_SETUP(bench)
+{
+	char why[96];
 	int ndev;
 
 	T_DEVICES(ndev);
-	if (ndev != 2)
-		SKIP(return, "runs in the 2-node guest only (has %d)", ndev);
-	if (series && strcmp(series, "6.12"))
-		SKIP(return, "runs in the 6.12 guest only (this: %s)", series);
-	if (cpus && strcmp(cpus, "1"))
-		SKIP(return, "runs with 1 vCPU per node only (this: %s)",
-		     cpus);
+	if (other_guest(ndev, 2, why, sizeof(why)))
+		SKIP(return, "%s", why);
 }
 
 FIXTURE_TEARDOWN(bench)
@@ -119,19 +136,13 @@ FIXTURE(hit4) {
 
 FIXTURE_SETUP(hit4)
 {
-	const char *series = getenv("GPS_VM_SERIES");
-	const char *cpus = getenv("GPS_VM_CPUS");
+	char why[96];
 	int ndev;
 
 	self->have_bulk = 0;
 	T_DEVICES(ndev);
-	if (ndev != 4)
-		SKIP(return, "runs in the 4-node guest only (has %d)", ndev);
-	if (series && strcmp(series, "6.12"))
-		SKIP(return, "runs in the 6.12 guest only (this: %s)", series);
-	if (cpus && strcmp(cpus, "1"))
-		SKIP(return, "runs with 1 vCPU per node only (this: %s)",
-		     cpus);
+	if (other_guest(ndev, 4, why, sizeof(why)))
+		SKIP(return, "%s", why);
 	ASSERT_EQ(0, t_knob_get("bulk_blocks", &self->bulk));
 	self->have_bulk = 1;
 	ASSERT_EQ(0, t_knob_set("bulk_blocks", 0));
