@@ -196,6 +196,16 @@ describe() {
 	if [ "$2" = 1 ]; then echo "$1 node(s)"; else echo "$1 nodes x $2 vCPUs"; fi
 }
 
+# What ends a guest by a defect of qemu 7.2's multi-threaded TCG, never
+# the driver's: a kernel int3 trap (a vCPU ran patched kernel text from a
+# stale translation after the patching was over: reproduced within seconds
+# by switching the gps tracepoints on and off while their sites run), and
+# a stall with a vCPU halted and an interrupt pending in its local APIC,
+# twice 2 s apart (tools/gps-vcpus's "emulator" verdict: qemu lost the
+# wakeup).  Two suites in about 30 stalled with one vCPU's timers stopped,
+# both in the trace test as it switched tracepoints.
+qemu_defect='(Oops: )?int3: [0-9a-f]{4} \[#[0-9]+\]|^GPS-VM-WEDGE: emulator'
+
 # vm_run SERIES NODES CPUS NAME QUIET: one guest running every VM test; its
 # console log in $logs/vm-SERIES-NAME.log, status and seconds in .rc
 vm_run() {
@@ -209,19 +219,28 @@ vm_run() {
 		fi
 	done
 	t0=$(date +%s)
-	"$top/tools/gps-vm" "${opts[@]}" -- tests/runtests.sh -K \
-		-m kmod/gps.ko -p "$s/$name" "${bins[@]}" || rc=$?
-	if [ "$rc" = 125 ] && ! grep -aq '^GPS-RESULT: ' "$log"; then
-		# The guest died before runtests.sh loaded gps.ko: not the
-		# driver's doing (seen once in about 40 boots of 4 nodes x 2
-		# vCPUs: an int3 left by the kernel's boot-time code patching,
-		# under multi-threaded TCG).  Booted once more; the log kept.
-		mv "$log" "$log.boot1"
-		echo "##### VM $s/$name: the guest died before gps.ko was loaded" \
-		     "(${log#"$top"/}.boot1); booting it again"
+	boot() {
 		rc=0
 		"$top/tools/gps-vm" "${opts[@]}" -- tests/runtests.sh -K \
 			-m kmod/gps.ko -p "$s/$name" "${bins[@]}" || rc=$?
+	}
+	boot
+	# Two failures that are qemu's, not the driver's: the guest is
+	# booted once more and the first log kept beside the second.
+	if [ "$rc" = 125 ] && ! grep -aq '^GPS-RESULT: ' "$log"; then
+		# died before runtests.sh loaded gps.ko (seen once in about
+		# 40 boots of 4 nodes x 2 vCPUs: an int3 left by the kernel's
+		# boot-time code patching, under multi-threaded TCG)
+		mv "$log" "$log.boot1"
+		echo "##### VM $s/$name: the guest died before gps.ko was loaded" \
+		     "(${log#"$top"/}.boot1); booting it again"
+		boot
+	elif [ "$rc" = 125 ] && grep -aqE "$qemu_defect" "$log"; then
+		# see qemu_defect
+		mv "$log" "$log.qemu1"
+		echo "##### VM $s/$name: $(grep -aoE -m1 "$qemu_defect" "$log.qemu1")" \
+		     "(${log#"$top"/}.qemu1): qemu's defect; booting it again"
+		boot
 	fi
 	echo "$rc $(($(date +%s) - t0))" >"$log.rc"
 }
