@@ -10,7 +10,8 @@
  * pushes, one fence of device 0, nothing on device 1, and the same growth
  * as the debugfs counters the events mirror.  Run through perf when the guest
  * carries it (tools/gps-vm -a /usr/bin/perf: then perf must be what
- * recorded) and through tracefs (-T) always; the text tables and the
+ * recorded) and through tracefs (-T) always, with tracefs's record-cmd
+ * off while it records and as it was after; the text tables and the
  * event list agree with the key=value lines.
  */
 #include <libgen.h>
@@ -22,13 +23,46 @@
 
 #define NR_STORES	8
 
-/* Device 0 stores into NR_STORES GPS pages, then fences; 0 or 1. */
+/* tracefs's record-cmd option: '0', '1', or 0 when it cannot be read. */
+static char record_cmd(void)
+{
+	static const char *const paths[] = {
+		"/sys/kernel/tracing/options/record-cmd",
+		"/sys/kernel/debug/tracing/options/record-cmd",
+	};
+	char c = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]) && !c; i++) {
+		FILE *f = fopen(paths[i], "r");
+
+		if (f) {
+			if (fread(&c, 1, 1, f) != 1)
+				c = 0;
+			fclose(f);
+		}
+	}
+	return c;
+}
+
+/*
+ * Device 0 stores into NR_STORES GPS pages, then fences; 0 or 1, and 3
+ * if recorded through tracefs (GPS_TRACE_TRACEFS set) with record-cmd
+ * on: that hooks sched_switch, patching __schedule under running CPUs,
+ * which kills emulated guests (Documentation/testing.rst).
+ */
 static int workload(void)
 {
 	struct gps_buf b;
 	unsigned char *p;
 	int fd, i;
 
+	const char *tracefs = getenv("GPS_TRACE_TRACEFS");
+
+	if (tracefs && *tracefs == '1' && record_cmd() == '1') {
+		fprintf(stderr, "trace: record-cmd on while recording\n");
+		return 3;
+	}
 	fd = open(GPS_DEV, O_RDWR);
 	if (fd < 0 || gps_alloc(fd, &b, NR_STORES * GPS_PAGE_64K, GPS_MEM_GPS,
 				0, 0, GPS_PAGE_64K))
@@ -119,8 +153,8 @@ static char *run_trace(FIXTURE_DATA(trace) *self, const char *opts,
 	char *buf = malloc(cap);
 	FILE *p;
 
-	snprintf(cmd, sizeof(cmd), "%s %s -- %s workload", self->tool, opts,
-		 self->self_exe);
+	snprintf(cmd, sizeof(cmd), "GPS_TRACE_TRACEFS=%d %s %s -- %s workload",
+		 !!strstr(opts, "-T"), self->tool, opts, self->self_exe);
 	p = popen(cmd, "r");
 	if (!p || !buf)
 		return NULL;
@@ -178,7 +212,7 @@ TEST_F(trace, store_fence_events)
 		{ "fences", "fences" },
 	};
 	long long before[2][4];
-	char *out, want[64];
+	char *out, want[64], cmd_before;
 	int status, d, i;
 
 	if (!variant->tracefs && !self->perf)
@@ -186,11 +220,15 @@ TEST_F(trace, store_fence_events)
 	for (d = 0; d < 2; d++)
 		for (i = 0; i < 4; i++)
 			before[d][i] = node_stat(self->fd, d, counters[i][0]);
+	cmd_before = record_cmd();
 	out = run_trace(self, variant->tracefs ? "-T -k" : "-k", &status);
 	ASSERT_NE(NULL, out);
 	TH_LOG("%s", out);
 	ASSERT_TRUE(WIFEXITED(status));
+	/* 3: record-cmd was on while tracefs recorded */
 	ASSERT_EQ(0, WEXITSTATUS(status));
+	/* and it is back as it was */
+	EXPECT_EQ(cmd_before, record_cmd());
 	snprintf(want, sizeof(want), "trace: source=%s ",
 		 variant->tracefs ? "tracefs" : "perf");
 	EXPECT_NE(NULL, strstr(out, want));
