@@ -7,7 +7,9 @@
  * so that write-protecting a view (unmap_mapping_range() on the file's
  * mapping) can only touch that view.  A GPS allocation starts with every
  * device subscribed (or only the home device with GPS_ALLOC_MANUAL); a
- * conventional allocation has one copy, on the home device, for good.
+ * conventional allocation has one copy, on the home device, for good; a
+ * managed one has one copy per page, first on the home device, which
+ * faults move (gps_migrate.c).
  *
  * This file: creating, finding, freeing and querying allocations.
  * Subscriptions are changed in gps_subscribe.c, data copied by the driver
@@ -44,6 +46,7 @@ static void gps_alloc_release(struct kref *ref)
 
 	gps_pagetable_free(a);
 	kvfree(a->gpages);
+	kvfree(a->um);
 	kfree(a);
 }
 
@@ -173,11 +176,12 @@ int gps_alloc_create(struct gps_ctx *ctx, struct gps_alloc_args *args)
 	u64 size, views;
 	int ret;
 
-	if (args->kind != GPS_MEM_GPS && args->kind != GPS_MEM_CONVENTIONAL)
+	if (args->kind != GPS_MEM_GPS && args->kind != GPS_MEM_CONVENTIONAL &&
+	    args->kind != GPS_MEM_MANAGED)
 		return -EINVAL;
 	if (args->flags & ~GPS_ALLOC_FLAGS)
 		return -EINVAL;
-	if (args->kind == GPS_MEM_CONVENTIONAL && args->flags)
+	if (args->kind != GPS_MEM_GPS && args->flags)
 		return -EINVAL;
 	if (args->home >= gps_nr_devs)
 		return -EINVAL;
@@ -213,6 +217,8 @@ int gps_alloc_create(struct gps_ctx *ctx, struct gps_alloc_args *args)
 	}
 	ret = gps_populate(a, args->kind == GPS_MEM_GPS &&
 			   !(args->flags & GPS_ALLOC_MANUAL));
+	if (!ret && args->kind == GPS_MEM_MANAGED)
+		ret = gps_um_init(a);
 	if (ret)
 		goto err_free;
 	/*

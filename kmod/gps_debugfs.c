@@ -54,6 +54,9 @@ static const struct {
 	{ "demotions", offsetof(struct gps_dev_stats, demotions) },
 	{ "collapses", offsetof(struct gps_dev_stats, collapses) },
 	{ "link_wait_ns", offsetof(struct gps_dev_stats, link_wait_ns) },
+	{ "migrations", offsetof(struct gps_dev_stats, migrations) },
+	{ "bytes_migrated", offsetof(struct gps_dev_stats, bytes_migrated) },
+	{ "thrash_pins", offsetof(struct gps_dev_stats, thrash_pins) },
 };
 
 static int gps_stats_show(struct seq_file *m, void *v)

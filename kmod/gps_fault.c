@@ -24,6 +24,9 @@
  * (capture_bytes = PAGE_SIZE) until soaked on the parallel bed
  * (Documentation/reliability.rst, "Capture windows").
  *
+ * Managed memory (GPS_MEM_MANAGED) has one copy per GPS page: a fault of a
+ * view where the page is not first moves it there (gps_migrate.c).
+ *
  * Locking: see gps_internal.h.  Both handlers take sub_sem for reading to
  * look the page up and return with the page locked, which is what keeps
  * a concurrent harvest or subscription change from losing a write.  The
@@ -106,6 +109,12 @@ static vm_fault_t gps_fault(struct vm_fault *vmf)
 
 	gps_view_pos(a, vmf->pgoff, &view, &gidx, &sub);
 	down_read(&a->sub_sem);
+	if (!a->dead && gps_um_wants(a, gidx, view)) {
+		/* managed memory: move the page here first, once */
+		up_read(&a->sub_sem);
+		gps_um_migrate(a, gidx, view);
+		down_read(&a->sub_sem);
+	}
 	if (a->dead) {
 		up_read(&a->sub_sem);
 		return VM_FAULT_SIGBUS;

@@ -39,7 +39,9 @@
 /*
  * What protects what:
  *  - A replica's existence and a GPS page's subscriber set change only
- *    with every harvest_lock and sub_sem (write) held.  The harvesters,
+ *    with every harvest_lock and sub_sem (write) held; for managed memory
+ *    (gps_migrate.c), whose single copies no harvester ever reaches, with
+ *    sub_sem (write) and the GPS page's lock.  The harvesters,
  *    holding their own harvest_lock, may therefore use replicas and
  *    subscriber sets without sub_sem; the fault paths use sub_sem (read).
  *  - gps_gpage.lock serialises every access to the contents of a GPS
@@ -115,6 +117,9 @@ struct gps_dev_stats {
 	atomic64_t demotions;
 	atomic64_t collapses;
 	atomic64_t link_wait_ns;
+	atomic64_t migrations;		/* managed pages moved here */
+	atomic64_t bytes_migrated;	/* their bytes */
+	atomic64_t thrash_pins;		/* managed pages pinned here */
 	atomic64_t to_blocks[GPS_MAX_DEVICES];	/* traffic matrix row */
 	atomic64_t to_bytes[GPS_MAX_DEVICES];
 };
@@ -193,6 +198,14 @@ struct gps_alloc {
 	atomic64_t write_faults;
 	atomic64_t pushes;
 	void *gpages;			/* nr_gpages struct gps_gpage */
+	struct gps_um_page *um;		/* GPS_MEM_MANAGED: per GPS page */
+};
+
+/* Thrashing state of one managed GPS page; under sub_sem (write). */
+struct gps_um_page {
+	unsigned long epoch;		/* jiffies: start of the count */
+	unsigned long pin_until;	/* jiffies: pinned before this */
+	unsigned int moves;		/* moves since epoch */
 };
 
 struct gps_knobs {
@@ -211,6 +224,9 @@ struct gps_knobs {
 	u64 link_latency_ns;		/* added before a fence returns */
 	unsigned int capture_bytes;	/* mapped/captured per fault, 0: GPS page */
 	unsigned int keep_writable_ms;	/* written pages stay writable */
+	unsigned int um_thrash_threshold; /* moves that make a page thrash */
+	unsigned int um_thrash_epoch_ms; /* ... within this time */
+	unsigned int um_pin_ms;		/* a thrashing page stays put */
 };
 
 #define GPS_TRACK_POLICY_TOUCHED	0	/* the paper: read or written */
@@ -259,6 +275,11 @@ struct gps_alloc *gps_alloc_find_view(struct gps_ctx *ctx, pgoff_t pgoff,
 				      unsigned long npages);
 extern struct mutex gps_all_allocs_lock;
 extern struct list_head gps_all_allocs;
+
+/* gps_migrate.c: managed memory */
+int gps_um_init(struct gps_alloc *a);
+bool gps_um_wants(struct gps_alloc *a, unsigned long g, int view);
+void gps_um_migrate(struct gps_alloc *a, unsigned long g, int view);
 
 /* gps_subscribe.c */
 int gps_advise(struct gps_ctx *ctx, struct gps_advise_args *args);

@@ -47,6 +47,10 @@ struct gps_knobs gps_knobs = {
 	.node_reserve_bytes = 32 << 20,
 	.capture_bytes = PAGE_SIZE,	/* windows: experimental */
 	.keep_writable_ms = 0,		/* experimental */
+	/* UVM's thrashing defaults: 3 moves within 2 s pin for 300 ms */
+	.um_thrash_threshold = 3,
+	.um_thrash_epoch_ms = 2000,
+	.um_pin_ms = 300,
 };
 
 DEFINE_MUTEX(gps_knob_lock);	/* serialises knob changes */

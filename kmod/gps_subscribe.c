@@ -136,9 +136,10 @@ static int gps_collapse_page(struct gps_alloc *a, unsigned long g, int dev)
  * unsubscribed from that page and is counted, not an error.
  *
  * Return: 0; -EINVAL for bad advice or device, an unknown or freed
- * allocation, advice other than collapse on conventional memory or a
- * range that is not whole GPS pages inside the allocation; -EBUSY; -EINTR
- * if a fatal signal arrived while taking the harvest_locks.
+ * allocation, advice other than collapse on conventional memory, any
+ * advice on managed memory, or a range that is not whole GPS pages inside
+ * the allocation; -EBUSY; -EINTR if a fatal signal arrived while taking
+ * the harvest_locks.
  */
 int gps_advise(struct gps_ctx *ctx, struct gps_advise_args *args)
 {
@@ -155,7 +156,9 @@ int gps_advise(struct gps_ctx *ctx, struct gps_advise_args *args)
 	a = gps_alloc_get(ctx, args->handle);
 	if (!a)
 		return -EINVAL;
+	/* Managed pages have one copy already, and faults move it. */
 	if ((a->kind != GPS_MEM_GPS && args->advice != GPS_ADVISE_COLLAPSE) ||
+	    a->kind == GPS_MEM_MANAGED ||
 	    !gps_range_ok(a, args->offset, args->length) ||
 	    !IS_ALIGNED(args->offset | args->length, 1ULL << a->gshift)) {
 		ret = -EINVAL;

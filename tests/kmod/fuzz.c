@@ -383,11 +383,12 @@ static void op_alloc(struct fz_thread *t)
 		return;
 	a.size = one_in(t, 20) ? rnd_len(t, 1ULL << 30) :
 		 1 + rnd_below(t, one_in(t, 8) ? 2 << 20 : 128 << 10);
-	a.kind = one_in(t, 10) ? rnd_below(t, 4) :
-		 (one_in(t, 4) ? GPS_MEM_CONVENTIONAL : GPS_MEM_GPS);
+	a.kind = one_in(t, 10) ? rnd_below(t, 5) :
+		 one_in(t, 4) ? GPS_MEM_CONVENTIONAL :
+		 one_in(t, 6) ? GPS_MEM_MANAGED : GPS_MEM_GPS;
 	a.flags = one_in(t, 10) ? rnd(&t->rng) :
 		  (one_in(t, 3) ? GPS_ALLOC_MANUAL : 0);
-	if (a.kind == GPS_MEM_CONVENTIONAL && !one_in(t, 10))
+	if (a.kind != GPS_MEM_GPS && !one_in(t, 10))
 		a.flags = 0;
 	a.home = one_in(t, 8) ? rnd_dev(t) : rnd_below(t, fz.nr);
 	a.page_size = rnd_ps(t);

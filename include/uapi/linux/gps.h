@@ -69,10 +69,15 @@ struct gps_device_args {
  * enum gps_mem_kind - what an allocation is
  * @GPS_MEM_GPS: replicated on every subscriber, stores published
  * @GPS_MEM_CONVENTIONAL: a single copy on the home device
+ * @GPS_MEM_MANAGED: unified memory without hints: a single copy per GPS
+ *	page, first on the home device, moved by a fault to the device
+ *	whose view touches it; pinned where it is, and mapped remotely,
+ *	while it thrashes (the um_* knobs)
  */
 enum gps_mem_kind {
 	GPS_MEM_GPS = 1,
 	GPS_MEM_CONVENTIONAL = 2,
+	GPS_MEM_MANAGED = 3,
 };
 
 /* gps_alloc_args.flags */

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DOC: managed memory: migration on fault
+ *
+ * The paper's unified-memory baseline without hints.  A GPS_MEM_MANAGED
+ * allocation keeps exactly one copy of each GPS page (one replica, the
+ * page's only subscriber), first on the home device.  A view maps the
+ * page only where it is; a device whose view touches it elsewhere faults,
+ * and the fault moves it: the copy leaves the page table, every view is
+ * zapped (with the barrier that waits out faults still mapping it), the
+ * data is copied into a new replica on the faulting device's node, and
+ * the old one is freed.  Since nothing maps the old copy while it is
+ * copied, no store is lost to a move, and a single copy needs no fence:
+ * every device sees every store at once.  The move is traffic from the
+ * device the page left (its traffic row and link clock, waited for by the
+ * fault, like a GPU's fault servicing waits for the copy).
+ *
+ * Thrashing guard, after NVIDIA's UVM driver: a page that moved
+ * um_thrash_threshold times within um_thrash_epoch_ms is pinned where it
+ * is for um_pin_ms; meanwhile other views map it remotely (the nearest
+ * replica, gps_view_replica()) and keep that mapping until the page next
+ * moves.  um_thrash_threshold = 0 turns the guard off.
+ *
+ * Locking: a move takes the allocation's sub_sem for writing only, not the
+ * harvest_locks: a managed page never has more than one subscriber, so it
+ * is never captured, dirty, queued or pushed, and no harvester reaches
+ * its replicas.  Faults look pages up under sub_sem (read), the driver's
+ * copies under sub_sem (read) and the page's lock.  The link is charged
+ * under the source device's harvest_lock after sub_sem is dropped.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mm.h>
+#include <linux/highmem.h>
+#include <linux/jiffies.h>
+#include <linux/slab.h>
+#include "gps_internal.h"
+
+/**
+ * gps_um_init() - the per-page thrashing state of a managed allocation
+ * @a: a new allocation
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int gps_um_init(struct gps_alloc *a)
+{
+	a->um = kvcalloc(a->nr_gpages, sizeof(*a->um),
+			 GFP_KERNEL_ACCOUNT | __GFP_NOWARN | __GFP_RETRY_MAYFAIL);
+	return a->um ? 0 : -ENOMEM;
+}
+
+static bool gps_um_pinned(struct gps_um_page *um)
+{
+	return um->pin_until && time_before(jiffies, um->pin_until);
+}
+
+/**
+ * gps_um_wants() - must a fault of @view move managed GPS page @g?
+ * @a: allocation, sub_sem held
+ * @g: GPS page
+ * @view: faulting view
+ *
+ * Return: true for a managed page held by another device and not pinned.
+ */
+bool gps_um_wants(struct gps_alloc *a, unsigned long g, int view)
+{
+	lockdep_assert_held(&a->sub_sem);
+	return a->kind == GPS_MEM_MANAGED && !gps_gpage(a, g)->rep[view] &&
+	       !gps_um_pinned(&a->um[g]);
+}
+
+/* Has @um moved often enough to pin it now?  Counts this move if not. */
+static bool gps_um_thrashing(struct gps_um_page *um)
+{
+	unsigned int threshold = READ_ONCE(gps_knobs.um_thrash_threshold);
+	unsigned long now = jiffies;
+
+	if (time_after(now, um->epoch +
+		       msecs_to_jiffies(READ_ONCE(gps_knobs.um_thrash_epoch_ms)))) {
+		um->epoch = now;
+		um->moves = 0;
+	}
+	if (threshold && um->moves >= threshold) {
+		um->pin_until = now +
+				msecs_to_jiffies(READ_ONCE(gps_knobs.um_pin_ms));
+		/* jiffies 0 means "never pinned" */
+		um->pin_until |= !um->pin_until;
+		um->epoch = now;
+		um->moves = 0;
+		return true;
+	}
+	um->moves++;
+	return false;
+}
+
+/* The move's bytes over @from's link, waited for like a fence's. */
+static void gps_um_charge(int from, int to, u64 bytes, unsigned int blocks)
+{
+	struct gps_dev *dev = &gps_devs[from];
+
+	atomic64_add(blocks, &dev->stats.to_blocks[to]);
+	atomic64_add(bytes, &dev->stats.to_bytes[to]);
+	mutex_lock(&dev->harvest_lock);
+	gps_link_charge(dev, bytes);
+	mutex_unlock(&dev->harvest_lock);
+	gps_link_wait(dev, true);
+}
+
+/**
+ * gps_um_migrate() - move managed GPS page @g to @view's device
+ * @a: the allocation; called from a fault with no gps lock held
+ * @g: GPS page
+ * @view: the faulting view
+ *
+ * Does nothing if the page got there meanwhile, is pinned, or starts
+ * thrashing now (then pinned where it is), or if @view's node cannot
+ * hold it (counted in subscribe_failed): the caller then maps the copy
+ * where it is.
+ */
+void gps_um_migrate(struct gps_alloc *a, unsigned long g, int view)
+{
+	struct gps_gpage *gp = gps_gpage(a, g);
+	u64 bytes = (u64)a->nr_sub << PAGE_SHIFT;
+	struct gps_replica *old, *r;
+	unsigned int i;
+	int from;
+
+	down_write(&a->sub_sem);
+	if (a->dead || !gps_um_wants(a, g, view))
+		goto out_unlock;
+	old = gp->rep[__ffs64(gp->subs)];
+	from = old->dev;
+	if (gps_um_thrashing(&a->um[g])) {
+		atomic64_inc(&gps_devs[from].stats.thrash_pins);
+		goto out_unlock;
+	}
+	r = gps_replica_alloc(a, g, view, false);
+	if (!r) {
+		a->um[g].moves--;
+		atomic64_inc(&gps_devs[view].stats.subscribe_failed);
+		goto out_unlock;
+	}
+	/* Out of the table, then out of every view: nothing stores to it. */
+	spin_lock(&gp->lock);
+	gp->rep[from] = NULL;
+	gp->subs = 0;
+	spin_unlock(&gp->lock);
+	gps_zap_views(a, g, 1, old);
+	for (i = 0; i < a->nr_sub; i++)
+		copy_highpage(r->pages[i], old->pages[i]);
+	spin_lock(&gp->lock);
+	gp->rep[view] = r;
+	gp->subs = BIT_ULL(view);
+	spin_unlock(&gp->lock);
+	up_write(&a->sub_sem);
+
+	gps_replica_free(old);
+	atomic64_inc(&gps_devs[view].stats.migrations);
+	atomic64_add(bytes, &gps_devs[view].stats.bytes_migrated);
+	gps_um_charge(from, view, bytes,
+		      DIV_ROUND_UP(bytes, READ_ONCE(gps_knobs.block_size)));
+	return;
+
+out_unlock:
+	up_write(&a->sub_sem);
+}
