@@ -113,6 +113,14 @@ gpsError_t gpsMallocHost(void **ptr, size_t size);
 /* Unified-memory baseline: anonymous memory placed by first touch,
  * migrated by gpsMemPrefetchAsync / gpsMemAdvise. */
 gpsError_t gpsMallocManaged(void **ptr, size_t size);
+/* gpsMallocManagedFlags flags */
+#define gpsMemAttachGlobal	0x1u	/* CUDA's default: as gpsMallocManaged */
+#define gpsMemManagedOnFault	0x100u	/* one copy per page, moved on faults */
+/* Managed memory; with gpsMemManagedOnFault the driver's (plain UM): one
+ * copy per GPS page, first on the current device, moved by a fault to
+ * the device that touches it (thrashing pages pinned, mapped remotely);
+ * kernels get their device's view; no hints, no prefetch. */
+gpsError_t gpsMallocManagedFlags(void **ptr, size_t size, unsigned int flags);
 /* Frees any of the four kinds; waits for all devices' work first. */
 gpsError_t gpsFree(void *ptr);
 gpsError_t gpsFreeHost(void *ptr);
@@ -170,7 +178,7 @@ enum gpsMemoryType {
 	gpsMemoryTypeUnregistered = 0,	/* not from libgpsu */
 	gpsMemoryTypeHost = 1,		/* gpsMallocHost */
 	gpsMemoryTypeDevice = 2,	/* gpsMalloc: conventional */
-	gpsMemoryTypeManaged = 3,	/* gpsMallocManaged */
+	gpsMemoryTypeManaged = 3,	/* gpsMallocManaged(Flags) */
 	gpsMemoryTypeGPS = 4,		/* gpsMallocGPS */
 };
 

@@ -170,11 +170,12 @@ GPSU_API gpsError_t gpsMemAdvise(const void *ptr, size_t count,
 		}
 		break;
 	case GPSU_KIND_CONV:
+	case GPSU_KIND_UM:
 		/*
-		 * A single copy that the driver keeps on its home node: it
-		 * takes no subscription and no placement, and is collapsed
-		 * already (one copy, no pending stores), so a collapse is a
-		 * no-op that succeeds, as it does in the driver.
+		 * A single copy that the driver keeps on its home node, or
+		 * moves on faults (UM): it takes no subscription and no
+		 * placement, and is collapsed already (one copy, no pending
+		 * stores), so a collapse is a no-op that succeeds.
 		 */
 		if (advice == gpsMemAdviseGPSCollapse)
 			err = gpsSuccess;
@@ -302,7 +303,7 @@ gpsError_t gpsu_prefetch_check(const void *p, size_t n, int device)
 		return err;
 	if (!a)
 		return gpsErrorInvalidDevicePointer;
-	if (a->kind == GPSU_KIND_CONV)
+	if (a->kind == GPSU_KIND_CONV || a->kind == GPSU_KIND_UM)
 		return gpsErrorNotSupported;
 	return gpsSuccess;
 }
@@ -353,7 +354,7 @@ gpsError_t gpsu_prefetch(const void *p, size_t n, int device)
 	if (a->kind == GPSU_KIND_GPS)
 		return gpsu_gps_advise(a, off, n, GPS_ADVISE_SUBSCRIBE,
 				       device);
-	if (a->kind == GPSU_KIND_CONV)
+	if (a->kind == GPSU_KIND_CONV || a->kind == GPSU_KIND_UM)
 		return gpsErrorNotSupported;
 	target = gpsu.dev[device].node;
 	t0 = gpsu_link_now();

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Allocations: GPS and conventional memory (made by the engine, one view
- * per device or the home's only), host and managed memory (anonymous),
- * each entered in the address index (range.c); their release, and
- * gpsPointerGetAttributes.
+ * Allocations: GPS, conventional and the driver's managed memory (made by
+ * the engine, one view per device or the home's only), host and managed
+ * memory (anonymous), each entered in the address index (range.c); their
+ * release, and gpsPointerGetAttributes.
  *
  * gpsFree waits for every stream first (as cudaFree): this file calls
  * stream.c, which never calls it.
@@ -157,6 +157,25 @@ GPSU_API gpsError_t gpsMallocManaged(void **ptr, size_t size)
 	return gpsu_ret(gpsu_alloc_anon(ptr, size, GPSU_KIND_MANAGED));
 }
 
+GPSU_API gpsError_t gpsMallocManagedFlags(void **ptr, size_t size,
+					  unsigned int flags)
+{
+	gpsError_t err;
+
+	if (flags & ~(gpsMemAttachGlobal | gpsMemManagedOnFault))
+		return gpsu_ret(gpsErrorInvalidValue);
+	if (!(flags & gpsMemManagedOnFault))
+		return gpsu_ret(gpsu_alloc_anon(ptr, size, GPSU_KIND_MANAGED));
+	if (!ptr || !size || size > (SIZE_MAX >> 2))
+		return gpsu_ret(gpsErrorInvalidValue);
+	err = gpsu_init();
+	if (err)
+		return gpsu_ret(err);
+	/* the migration granule: a small page, as UVM's 4 KiB */
+	return gpsu_ret(gpsu_alloc_driver(ptr, size, GPSU_KIND_UM, 0,
+					  GPS_PAGE_4K, gpsu_tls.device));
+}
+
 /* Forgets @a and gives its memory back (nothing may use it any more). */
 static gpsError_t gpsu_alloc_release(struct gpsu_alloc *a)
 {
@@ -234,6 +253,7 @@ GPSU_API gpsError_t gpsPointerGetAttributes(gpsPointerAttributes *attr,
 		[GPSU_KIND_CONV] = gpsMemoryTypeDevice,
 		[GPSU_KIND_HOST] = gpsMemoryTypeHost,
 		[GPSU_KIND_MANAGED] = gpsMemoryTypeManaged,
+		[GPSU_KIND_UM] = gpsMemoryTypeManaged,
 	};
 	struct gpsu_alloc *a;
 	gpsError_t err;

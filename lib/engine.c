@@ -131,7 +131,8 @@ int gpsu_engine_alloc(struct gpsu_alloc *a, unsigned int page_size)
 	memset(&args, 0, sizeof(args));
 	args.size = a->size;
 	args.kind = a->kind == GPSU_KIND_GPS ? GPS_MEM_GPS :
-					       GPS_MEM_CONVENTIONAL;
+		    a->kind == GPSU_KIND_UM ? GPS_MEM_MANAGED :
+					      GPS_MEM_CONVENTIONAL;
 	args.flags = a->flags;
 	args.home = (unsigned int)a->home;
 	args.page_size = page_size;
@@ -142,9 +143,9 @@ int gpsu_engine_alloc(struct gpsu_alloc *a, unsigned int page_size)
 	a->map_size = args.alloc_size;
 	a->page_size = args.out_page_size ? args.out_page_size :
 		       gpsu_page_size;
-	/* GPS: every device's view. Conventional: the home view only. */
-	first = a->kind == GPSU_KIND_GPS ? 0 : a->home;
-	last = a->kind == GPSU_KIND_GPS ? gpsu_ndev - 1 : a->home;
+	/* GPS, UM: every device's view. Conventional: the home's only. */
+	first = gpsu_has_views(a) ? 0 : a->home;
+	last = gpsu_has_views(a) ? gpsu_ndev - 1 : a->home;
 	for (d = first; d <= last; d++) {
 		void *v = mmap(NULL, a->map_size, PROT_READ | PROT_WRITE,
 			       MAP_SHARED, gpsu_fd,

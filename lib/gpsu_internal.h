@@ -59,12 +59,13 @@ enum gpsu_kind {
 	GPSU_KIND_CONV,
 	GPSU_KIND_HOST,
 	GPSU_KIND_MANAGED,
+	GPSU_KIND_UM,		/* the driver's managed memory: moved on faults */
 };
 
-/* One allocation of any kind; views[d] is device d's view (GPS only). */
+/* One allocation of any kind; views[d] is device d's view (GPS, UM). */
 struct gpsu_alloc {
 	enum gpsu_kind kind;
-	uint64_t handle;	/* engine handle (GPS, CONV) */
+	uint64_t handle;	/* engine handle (GPS, CONV, UM) */
 	size_t size;		/* bytes requested */
 	size_t map_size;	/* bytes mapped per view */
 	size_t page_size;	/* GPS page size or system page size */
@@ -79,10 +80,17 @@ struct gpsu_alloc {
 	uint64_t *sys_pages;
 };
 
-/* Memory the engine holds (GPS and conventional), not plain anonymous. */
+/* Memory the engine holds (GPS, conventional, UM), not anonymous. */
 static inline bool gpsu_is_driver(const struct gpsu_alloc *a)
 {
-	return a && (a->kind == GPSU_KIND_GPS || a->kind == GPSU_KIND_CONV);
+	return a && (a->kind == GPSU_KIND_GPS || a->kind == GPSU_KIND_CONV ||
+		     a->kind == GPSU_KIND_UM);
+}
+
+/* Memory with one view per device, pointers translated per device. */
+static inline bool gpsu_has_views(const struct gpsu_alloc *a)
+{
+	return a && (a->kind == GPSU_KIND_GPS || a->kind == GPSU_KIND_UM);
 }
 
 struct gpsu_device {

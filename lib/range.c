@@ -101,12 +101,14 @@ gpsError_t gpsu_range_insert(struct gpsu_alloc *a)
 	int d;
 
 	pthread_rwlock_wrlock(&gpsu_ranges.lock);
-	if (a->kind == GPSU_KIND_GPS) {
+	if (gpsu_has_views(a)) {
 		for (d = 0; d < a->nviews; d++)
 			if (gpsu_range_add((uintptr_t)a->views[d], a->map_size,
 					   a, d))
 				goto err_nomem;
-		gpsu_ranges.host_mask |= 1ULL << a->home;
+		/* one copy of UM needs no publishing */
+		if (a->kind == GPSU_KIND_GPS)
+			gpsu_ranges.host_mask |= 1ULL << a->home;
 	} else if (gpsu_range_add((uintptr_t)a->base, a->map_size, a, -1)) {
 		goto err_nomem;
 	}
@@ -210,7 +212,7 @@ void *gpsu_range_translate(const void *p, int device)
 	if (device < 0 || device >= gpsu.ndev)
 		return (void *)p;
 	a = gpsu_range_lookup(p, &dev, &off);
-	if (!a || a->kind != GPSU_KIND_GPS)
+	if (!gpsu_has_views(a))
 		return (void *)p;
 	return a->views[device] + off;
 }
@@ -232,7 +234,7 @@ GPSU_API void *gpsDevicePtr(const void *p)
 	    u < t->cache_end)
 		return t->cache_a->views[device] + (u - t->cache_start);
 	a = gpsu_range_lookup(p, &dev, &off);
-	if (!a || a->kind != GPSU_KIND_GPS)
+	if (!gpsu_has_views(a))
 		return (void *)p;
 	t->cache_a = a;
 	t->cache_gen = gen;
