@@ -223,6 +223,9 @@ struct bench_counters {
 	unsigned long long protect_ns;
 	unsigned long long fence_ns;
 	unsigned long long fence_wait_ns;
+	unsigned long long migrations;	/* managed pages moved by faults */
+	unsigned long long bytes_migrated;
+	unsigned long long thrash_pins;
 };
 
 static inline void bench_counters_read(struct bench_counters *c)
@@ -255,6 +258,9 @@ static inline void bench_counters_read(struct bench_counters *c)
 				BENCH_CNT(protect_ns);
 				BENCH_CNT(fence_ns);
 				BENCH_CNT(fence_wait_ns);
+				BENCH_CNT(migrations);
+				BENCH_CNT(bytes_migrated);
+				BENCH_CNT(thrash_pins);
 #undef BENCH_CNT
 			}
 			fclose(f);
@@ -301,6 +307,9 @@ static inline void bench_counters_diff(struct bench_counters *d,
 	BENCH_SUB(protect_ns);
 	BENCH_SUB(fence_ns);
 	BENCH_SUB(fence_wait_ns);
+	BENCH_SUB(migrations);
+	BENCH_SUB(bytes_migrated);
+	BENCH_SUB(thrash_pins);
 #undef BENCH_SUB
 }
 

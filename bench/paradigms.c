@@ -35,6 +35,12 @@
  *                  and of its writes back to it (the library's
  *                  move_pages, charged to the link); what a device then
  *                  finds elsewhere it loads remotely (modelled)
+ *   um-fault       the paper's plain UM: the driver's managed memory
+ *                  (gpsMemManagedOnFault), one copy per 4 KiB page,
+ *                  moved by a fault to the device that touches it, with
+ *                  UVM's thrashing guard (pinned pages are then mapped
+ *                  remotely); no hints; migrations counted by the
+ *                  driver and charged to its link model
  *   rdl            remote demand loads: each GPS page has one copy, on
  *                  the device that writes it (a manual GPS allocation
  *                  with that device as the only subscriber); loads of
@@ -80,12 +86,12 @@
 
 enum paradigm {
 	P_SINGLE, P_MEMCPY, P_MEMCPY_NEEDED, P_GPS_AUTO, P_GPS_PAPER,
-	P_GPS_ALL, P_UM, P_RDL, P_HOME, P_NR
+	P_GPS_ALL, P_UM, P_UM_FAULT, P_RDL, P_HOME, P_NR
 };
 
 static const char *const pnames[P_NR] = {
 	"single", "memcpy", "memcpy-needed", "gps-auto", "gps-paper",
-	"gps-all", "um", "rdl", "home",
+	"gps-all", "um", "um-fault", "rdl", "home",
 };
 
 static const struct wl_ops *const all_workloads[] = {
@@ -771,6 +777,10 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 		case P_UM:
 			CHECK(gpsMallocManaged(&ga[b], bytes));
 			break;
+		case P_UM_FAULT:
+			CHECK(gpsMallocManagedFlags(&ga[b], bytes,
+						    gpsMemManagedOnFault));
+			break;
 		case P_SINGLE:
 		case P_HOME:
 			CHECK(gpsMalloc(&ga[b], bytes));
@@ -914,6 +924,11 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 		res->bytes += res->migrated;
 		res->bytes_src = "model";
 		break;
+	case P_UM_FAULT:
+		/* the migrations; loads of pinned pages are not seen */
+		res->bytes = res->migrated = res->cnt.bytes_migrated;
+		res->bytes_src = res->cnt.valid ? "counted" : "n/a";
+		break;
 	case P_RDL:
 	case P_HOME:
 		res->bytes_src = "model";
@@ -1010,6 +1025,10 @@ static void record(const struct wl *w, const char *pname, int nd,
 		printf(" link_wait_s=%.4f", r->link_wait_s);
 	if (!strcmp(pname, "um"))
 		printf(" bytes_migrated=%llu", r->migrated);
+	if (!strcmp(pname, "um-fault") && c->valid)
+		printf(" bytes_migrated=%llu migrations=%llu thrash_pins=%llu"
+		       " link_wait_s=%.4f", c->bytes_migrated, c->migrations,
+		       c->thrash_pins, c->link_wait_ns * 1e-9);
 	if (!strncmp(pname, "gps", 3) && c->valid) {
 		unsigned long long tot = c->blocks_merged + c->blocks_queued;
 
@@ -1269,7 +1288,7 @@ int main(int argc, char **argv)
 		plist_s = ncaps ? "gps-auto,gps-all" :
 			  nratios ? "memcpy,gps-auto,gps-all,rdl" :
 			  "memcpy,memcpy-needed,gps-auto,gps-paper,gps-all,"
-			  "um,rdl,home";
+			  "um,um-fault,rdl,home";
 	{
 		char *dup = strdup(plist_s), *tok, *save = NULL;
 

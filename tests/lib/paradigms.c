@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Description: every workload of build/bench/paradigms, in every paradigm
- * (memcpy, memcpy-needed, gps-auto, gps-paper, gps-all, um, rdl, home) at
- * the quick size on 2 devices, gives the single-device run's result: 8
- * records verify=ok, none FAIL, exit status 0.  To keep make check short
+ * (memcpy, memcpy-needed, gps-auto, gps-paper, gps-all, um, um-fault, rdl,
+ * home) at the quick size on 2 devices, gives the single-device run's
+ * result: 9 records verify=ok, none FAIL, exit status 0.  To keep make check short
  * it runs in one guest shape only: 2 nodes of 1 vCPU on 6.12 (outside
  * gps-vm: any host with 2 devices); elsewhere it skips.
  */
@@ -18,7 +18,7 @@
 #include "kselftest_harness.h"
 #include "t_lib.h"
 
-#define T_PARADIGMS	8	/* records with verify=ok per workload */
+#define T_PARADIGMS	9	/* records with verify=ok per workload */
 
 FIXTURE(bench) {
 	int unused;
@@ -111,7 +111,7 @@ TEST_F_TIMEOUT(bench, name, 180)					\
 }
 #define T_WORKLOAD(name, arg)	T_WORKLOAD_P(name, arg, NULL, T_PARADIGMS)
 
-/* each: 8 paradigms, every result as the single-device run's */
+/* each: 9 paradigms, every result as the single-device run's */
 T_WORKLOAD(jacobi, "jacobi")
 T_WORKLOAD(pagerank, "pagerank")
 T_WORKLOAD(pagerank_push, "pagerank-push")
