@@ -40,7 +40,9 @@
  *                  moved by a fault to the device that touches it, with
  *                  UVM's thrashing guard (pinned pages are then mapped
  *                  remotely); no hints; migrations counted by the
- *                  driver and charged to its link model
+ *                  driver and charged to its link model, loads and
+ *                  stores of pages that stayed elsewhere all phase
+ *                  modelled as um's
  *   rdl            remote demand loads: each GPS page has one copy, on
  *                  the device that writes it (a manual GPS allocation
  *                  with that device as the only subscriber); loads of
@@ -638,9 +640,14 @@ static void um_before(const struct wl *w, const struct plan *pl, int ph,
 	}
 }
 
-/* um, after phase @ph: the lines each device found elsewhere */
+/*
+ * um, after phase @ph: the lines each device found elsewhere.  um-fault
+ * passes @before, where the driver had each page when the phase began:
+ * only pages that did not move count (a page that moved was brought to
+ * the device that touched it, and the driver counted that).
+ */
 static void um_after(const struct plan *pl, int ph, uint8_t **loc,
-		     unsigned long long *src)
+		     uint8_t *const *before, unsigned long long *src)
 {
 	int nd = pl->nd, e;
 	size_t k;
@@ -654,7 +661,8 @@ static void um_after(const struct plan *pl, int ph, uint8_t **loc,
 			size_t pg = (r->v[k] & ((1u << 28) - 1)) * LINE /
 				    UM_PAGE;
 
-			if (loc[b][pg] != e)
+			if (loc[b][pg] != e && loc[b][pg] < nd &&
+			    (!before || before[b][pg] == loc[b][pg]))
 				src[loc[b][pg]] += LINE;
 		}
 		for (k = 0; k < wr->n; k++) {
@@ -662,9 +670,28 @@ static void um_after(const struct plan *pl, int ph, uint8_t **loc,
 			size_t pg = (wr->v[k] & ((1u << 28) - 1)) * LINE /
 				    UM_PAGE;
 
-			if (loc[b][pg] != e)
+			if (loc[b][pg] != e && loc[b][pg] < nd &&
+			    (!before || before[b][pg] == loc[b][pg]))
 				src[e] += LINE;
 		}
+	}
+}
+
+/* um-fault: where the driver has each page of every buffer, in @loc */
+static void um_fault_locate(const struct wl *w, void *const *ga,
+			    uint8_t **loc, unsigned long long *masks)
+{
+	size_t pages, np, pg;
+	int b;
+
+	for (b = 0; b < w->nbuf; b++) {
+		pages = (w->buf[b].bytes + UM_PAGE - 1) / UM_PAGE;
+		CHECK(gpsMemGetSubscribers(ga[b], w->buf[b].bytes, masks,
+					   pages, &np));
+		for (pg = 0; pg < pages; pg++)
+			loc[b][pg] = masks[pg] ?
+				     (uint8_t)__builtin_ctzll(masks[pg]) :
+				     NOBODY;
 	}
 }
 
@@ -741,7 +768,8 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 	int nd = pl->nd, nph = pl->nph, d, it, ph, b, tracking = 0;
 	void *bufs[BENCH_MAX_DEV][WL_MAX_BUF], *ga[WL_MAX_BUF] = { 0 };
 	void *priv[BENCH_MAX_DEV], **out;
-	uint8_t *loc[WL_MAX_BUF] = { 0 };
+	uint8_t *loc[WL_MAX_BUF] = { 0 }, *loc0[WL_MAX_BUF] = { 0 };
+	unsigned long long *masks = NULL;
 	struct bench_counters c0, c1;
 	struct link l = { 0, 0 };
 	double t0, t1 = 0;
@@ -804,6 +832,20 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 		}
 		CHECK(gpsSetDevice(0));
 	}
+	if (p == P_UM_FAULT) {
+		size_t most = 0;
+
+		for (b = 0; b < w->nbuf; b++) {
+			size_t pages = (w->buf[b].bytes + UM_PAGE - 1) /
+				       UM_PAGE;
+
+			loc[b] = bench_xmalloc(pages);
+			loc0[b] = bench_xmalloc(pages);
+			if (pages > most)
+				most = pages;
+		}
+		masks = bench_xmalloc(most * sizeof(*masks));
+	}
 	if (p == P_UM) {
 		/* preferred location = the writer, and the pages there */
 		for (b = 0; b < w->nbuf; b++) {
@@ -863,6 +905,8 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 
 			if (p == P_UM)
 				um_before(w, pl, ph, ga, loc, res);
+			if (p == P_UM_FAULT)
+				um_fault_locate(w, ga, loc0, masks);
 			tp = bench_now();
 			for (d = 0; d < nd; d++) {
 				CHECK(gpsSetDevice(d));
@@ -874,9 +918,14 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 				CHECK(gpsStreamSynchronize(streams[d]));
 				res->needed += pl->exact[ph * nd + d];
 			}
-			if (p == P_RDL || p == P_HOME || p == P_UM) {
+			if (p == P_RDL || p == P_HOME || p == P_UM ||
+			    p == P_UM_FAULT) {
 				if (p == P_UM)
-					um_after(pl, ph, loc, src);
+					um_after(pl, ph, loc, NULL, src);
+				if (p == P_UM_FAULT) {
+					um_fault_locate(w, ga, loc, masks);
+					um_after(pl, ph, loc, loc0, src);
+				}
 				for (d = 0; d < nd; d++) {
 					if (p == P_RDL)
 						src[d] = pl->rdl[ph * nd + d];
@@ -925,9 +974,10 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 		res->bytes_src = "model";
 		break;
 	case P_UM_FAULT:
-		/* the migrations; loads of pinned pages are not seen */
-		res->bytes = res->migrated = res->cnt.bytes_migrated;
-		res->bytes_src = res->cnt.valid ? "counted" : "n/a";
+		/* the driver's migrations, and the modelled remote lines */
+		res->migrated = res->cnt.bytes_migrated;
+		res->bytes += res->migrated;
+		res->bytes_src = res->cnt.valid ? "counted+model" : "n/a";
 		break;
 	case P_RDL:
 	case P_HOME:
@@ -976,7 +1026,9 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 		if (ga[b])
 			CHECK(gpsFree(ga[b]));
 		free(loc[b]);
+		free(loc0[b]);
 	}
+	free(masks);
 	if (p == P_GPS_PAPER)
 		paper_knobs(0);
 	return out;
@@ -1025,10 +1077,12 @@ static void record(const struct wl *w, const char *pname, int nd,
 		printf(" link_wait_s=%.4f", r->link_wait_s);
 	if (!strcmp(pname, "um"))
 		printf(" bytes_migrated=%llu", r->migrated);
+	/* link_wait_s: the driver's waits (migrations) and the model's */
 	if (!strcmp(pname, "um-fault") && c->valid)
 		printf(" bytes_migrated=%llu migrations=%llu thrash_pins=%llu"
 		       " link_wait_s=%.4f", c->bytes_migrated, c->migrations,
-		       c->thrash_pins, c->link_wait_ns * 1e-9);
+		       c->thrash_pins,
+		       c->link_wait_ns * 1e-9 + r->link_wait_s);
 	if (!strncmp(pname, "gps", 3) && c->valid) {
 		unsigned long long tot = c->blocks_merged + c->blocks_queued;
 

@@ -146,7 +146,10 @@ TEST_F(errors, alloc_bad_args)
 
 	ASSERT_EQ(-EINVAL, gps_alloc(self->fd, &x, 0, GPS_MEM_GPS, 0, 0, 0));
 	ASSERT_EQ(-EINVAL, gps_alloc(self->fd, &x, PS, 0, 0, 0, 0));
-	ASSERT_EQ(-EINVAL, gps_alloc(self->fd, &x, PS, 3, 0, 0, 0));
+	ASSERT_EQ(-EINVAL, gps_alloc(self->fd, &x, PS, GPS_MEM_MANAGED + 1,
+				     0, 0, 0));
+	ASSERT_EQ(-EINVAL, gps_alloc(self->fd, &x, PS, GPS_MEM_MANAGED,
+				     GPS_ALLOC_MANUAL, 0, 0));
 	ASSERT_EQ(-EINVAL, gps_alloc(self->fd, &x, PS, GPS_MEM_GPS, 2, 0, 0));
 	ASSERT_EQ(-EINVAL, gps_alloc(self->fd, &x, PS, GPS_MEM_GPS,
 				     1U << 31, 0, 0));
