@@ -48,6 +48,7 @@ struct gpsu_op {
 	int device;				/* PREFETCH */
 	struct gpsEvent *ev;			/* RECORD, WAIT */
 	uint64_t seq;
+	uint64_t ticket;			/* KERNEL: gpsu_hr.launches */
 };
 
 /*
@@ -110,14 +111,71 @@ static void gpsu_stream_drain(struct gpsStream *s)
 	gpsu_stream_fenced(s, gpsu_engine_ring_reap(s->ring));
 }
 
-/* Host stores through GPS pointers are the home devices' stores: publish
- * them before a kernel of another device may read them (one fence of all
- * those devices). */
-static void gpsu_host_release(struct gpsStream *s, int device)
-{
-	uint64_t mask = gpsu_range_host_mask() & ~(1ULL << device);
+/*
+ * Host stores through GPS pointers are the home devices' stores: publish
+ * them before a kernel of another device may read them.  Only the stores
+ * made before the kernel's launch call need to be (later ones race with
+ * it), so one fence of every home device that starts after that call
+ * serves every kernel launched by then: launches take a ticket, a fence
+ * notes the last ticket given out when it starts, and a worker whose
+ * ticket is covered, or will be by the fence running, needs none of its
+ * own.  With GPSU_NO_HOST_COMBINE=1 every kernel fences alone (for
+ * comparisons).
+ */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cv_done;
+	uint64_t launches;	/* tickets given out (atomic) */
+	uint64_t covered;	/* launches whose prior host stores are out */
+	uint64_t running;	/* launches the running fence covers, or 0 */
+	int alone;		/* GPSU_NO_HOST_COMBINE, -1: not read yet */
+} gpsu_hr = {
+	PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, -1
+};
 
-	if (mask && gpsu_engine_fence_mask(mask))
+static uint64_t gpsu_host_ticket(void)
+{
+	return __atomic_add_fetch(&gpsu_hr.launches, 1, __ATOMIC_SEQ_CST);
+}
+
+static void gpsu_host_release(struct gpsStream *s, int device,
+			      uint64_t ticket)
+{
+	uint64_t mask = gpsu_range_host_mask(), start;
+	int ret = 0;
+
+	if (!(mask & ~(1ULL << device)))
+		return;
+	pthread_mutex_lock(&gpsu_hr.lock);
+	if (gpsu_hr.alone < 0) {
+		const char *e = getenv("GPSU_NO_HOST_COMBINE");
+
+		gpsu_hr.alone = e && *e == '1';
+	}
+	if (gpsu_hr.alone) {
+		pthread_mutex_unlock(&gpsu_hr.lock);
+		if (gpsu_engine_fence_mask(mask & ~(1ULL << device)))
+			gpsu_stream_error(s, gpsErrorLaunchFailure);
+		return;
+	}
+	while (!ret && gpsu_hr.covered < ticket) {
+		if (gpsu_hr.running) {
+			/* it covers us, or the next one will */
+			pthread_cond_wait(&gpsu_hr.cv_done, &gpsu_hr.lock);
+			continue;
+		}
+		start = __atomic_load_n(&gpsu_hr.launches, __ATOMIC_SEQ_CST);
+		gpsu_hr.running = start;
+		pthread_mutex_unlock(&gpsu_hr.lock);
+		ret = gpsu_engine_fence_mask(gpsu_range_host_mask());
+		pthread_mutex_lock(&gpsu_hr.lock);
+		gpsu_hr.running = 0;
+		if (!ret && start > gpsu_hr.covered)
+			gpsu_hr.covered = start;
+		pthread_cond_broadcast(&gpsu_hr.cv_done);
+	}
+	pthread_mutex_unlock(&gpsu_hr.lock);
+	if (ret)
 		gpsu_stream_error(s, gpsErrorLaunchFailure);
 }
 
@@ -142,7 +200,7 @@ static void gpsu_exec(struct gpsStream *s, struct gpsu_op *op)
 		gpsu_stream_drain(s);
 	switch (op->type) {
 	case GPSU_OP_KERNEL:
-		gpsu_host_release(s, op->launch.device);
+		gpsu_host_release(s, op->launch.device, op->ticket);
 		err = gpsu_pool_run(&op->launch);
 		gpsu_kernel_release(s, op->launch.device);
 		free(op->launch.args);
@@ -349,6 +407,8 @@ gpsError_t gpsu_stream_kernel(struct gpsStream *s, struct gpsu_launch *l)
 		return gpsErrorMemoryAllocation;
 	op->type = GPSU_OP_KERNEL;
 	op->launch = *l;
+	/* after every host store this launch must publish */
+	op->ticket = gpsu_host_ticket();
 	return gpsu_enqueue(s, op);
 }
 
