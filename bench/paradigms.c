@@ -69,10 +69,15 @@
  * Sweeps (need root; every knob changed is restored at exit):
  *   -L ratios   link model (Fig. 13): link_bandwidth = local / R
  *   -Q caps     write queue (Fig. 14): bulk_blocks = 0, queue_capacity
+ *   -P sizes    GPS page size (the paper's 4 KiB / 64 KiB / 2 MiB study):
+ *               page_size for the run's allocations; inside each -L
+ *               ratio when both are given (records: sweep=page, with
+ *               link_ratio when -L is given)
  *
  *   paradigms [-q] [-d devices] [-w workloads] [-p paradigms] [-i iters]
  *             [-z size] [-r rows] [-c cols] [-V vertices] [-k degree]
  *             [-L ratios] [-l latency_ns] [-Q capacities]
+ *             [-P page_sizes]
  */
 #define BENCH_NAME "paradigms"
 #include <stdint.h>
@@ -101,6 +106,12 @@ static const struct wl_ops *const all_workloads[] = {
 	&wl_ct, &wl_b2reqwp, &wl_diffusion, &wl_hit,
 };
 #define NWL	(int)(sizeof(all_workloads) / sizeof(all_workloads[0]))
+
+/* managed (4 KiB) pages of buffer @b of @w */
+static size_t um_pages(const struct wl *w, int b)
+{
+	return (w->buf[b].bytes + UM_PAGE - 1) / UM_PAGE;
+}
 
 /* what one run of one paradigm measured */
 struct result {
@@ -346,8 +357,7 @@ static void plan_build(struct plan *pl, struct wl *w, int nd)
 			for (b = 0; b < w->nbuf; b++) {
 				size_t n = nwords(w, b);
 				size_t lines = (n + WPL - 1) / WPL;
-				size_t pages = (w->buf[b].bytes + UM_PAGE - 1) /
-					       UM_PAGE;
+				size_t pages = um_pages(w, b);
 				size_t ppl = UM_PAGE / LINE, pg;
 
 				for (k = 0; k < lines; k++) {
@@ -685,7 +695,7 @@ static void um_fault_locate(const struct wl *w, void *const *ga,
 	int b;
 
 	for (b = 0; b < w->nbuf; b++) {
-		pages = (w->buf[b].bytes + UM_PAGE - 1) / UM_PAGE;
+		pages = um_pages(w, b);
 		CHECK(gpsMemGetSubscribers(ga[b], w->buf[b].bytes, masks,
 					   pages, &np));
 		for (pg = 0; pg < pages; pg++)
@@ -836,8 +846,7 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 		size_t most = 0;
 
 		for (b = 0; b < w->nbuf; b++) {
-			size_t pages = (w->buf[b].bytes + UM_PAGE - 1) /
-				       UM_PAGE;
+			size_t pages = um_pages(w, b);
 
 			loc[b] = bench_xmalloc(pages);
 			loc0[b] = bench_xmalloc(pages);
@@ -849,8 +858,7 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 	if (p == P_UM) {
 		/* preferred location = the writer, and the pages there */
 		for (b = 0; b < w->nbuf; b++) {
-			size_t pages = (w->buf[b].bytes + UM_PAGE - 1) /
-				       UM_PAGE, pg;
+			size_t pages = um_pages(w, b), pg;
 
 			loc[b] = bench_xmalloc(pages);
 			for (pg = 0; pg < pages; pg++) {
@@ -1256,6 +1264,7 @@ static void usage(void)
 		"         [-p paradigm,...] [-i iterations] [-z size]\n"
 		"         [-r rows] [-c cols] [-V vertices] [-k degree]\n"
 		"         [-L ratios] [-l latency_ns] [-Q capacities]\n"
+		"         [-P page_sizes]\n"
 		"workloads:");
 	for (i = 0; i < NWL; i++)
 		fprintf(stderr, " %s", all_workloads[i]->name);
@@ -1298,14 +1307,14 @@ int main(int argc, char **argv)
 {
 	const char *wlist = "all", *plist_s = NULL;
 	struct wl_opts o = { 0 };
-	double ratios[16], caps[16];
-	int nratios = 0, ncaps = 0, iters = 0, count, opt, i, d;
+	double ratios[16], caps[16], psizes[8];
+	int nratios = 0, ncaps = 0, npsizes = 0, iters = 0, count, opt, i, d;
 	int plist[P_NR * 2], np = 0, lat_set = 0, sel[4 * NWL], nwl;
 	long long lat_ns = 0;
 	struct wl *wls;
 	struct plan *plans;
 
-	while ((opt = getopt(argc, argv, "qd:w:p:i:z:r:c:V:k:L:l:Q:h")) !=
+	while ((opt = getopt(argc, argv, "qd:w:p:i:z:r:c:V:k:L:l:Q:P:h")) !=
 	       -1) {
 		switch (opt) {
 		case 'q': o.quick = 1; break;
@@ -1329,6 +1338,11 @@ int main(int argc, char **argv)
 			if (ncaps <= 0)
 				usage();
 			break;
+		case 'P':
+			npsizes = parse_list(optarg, psizes, 8);
+			if (npsizes <= 0)
+				usage();
+			break;
 		default:
 			usage();
 		}
@@ -1339,7 +1353,7 @@ int main(int argc, char **argv)
 		usage();
 
 	if (!plist_s)
-		plist_s = ncaps ? "gps-auto,gps-all" :
+		plist_s = ncaps || npsizes ? "gps-auto,gps-all" :
 			  nratios ? "memcpy,gps-auto,gps-all,rdl" :
 			  "memcpy,memcpy-needed,gps-auto,gps-paper,gps-all,"
 			  "um,um-fault,rdl,home";
@@ -1421,25 +1435,44 @@ int main(int argc, char **argv)
 
 	if (lat_set)
 		bench_knob_set("link_latency_ns", "%lld", lat_ns);
-	if (nratios) {
-		double local = local_bandwidth(16u << 20);
-		int k;
+	if (nratios || npsizes) {
+		double local = nratios ? local_bandwidth(16u << 20) : 0;
+		int k, m;
 
-		printf("# local memcpy bandwidth of device 0: %.0f bytes/s\n",
-		       local);
-		for (k = 0; k < nratios; k++) {
-			unsigned long long bw = ratios[k] > 0 ?
+		if (nratios)
+			printf("# local memcpy bandwidth of device 0: %.0f "
+			       "bytes/s\n", local);
+		for (k = 0; k < (nratios ? nratios : 1); k++) {
+			unsigned long long bw = nratios && ratios[k] > 0 ?
 				(unsigned long long)(local / ratios[k]) : 0;
+			char link[96] = "";
 
 			if (bw && bw < 1000)
 				bw = 1000;
-			bench_knob_set("link_bandwidth", "%llu", bw);
-			snprintf(tags, sizeof(tags), "sweep=link "
-				 "link_ratio=%g link_bw=%llu local_bw=%.0f "
-				 "link_latency_ns=%llu", ratios[k], bw, local,
-				 bench_knob_ull("link_latency_ns"));
-			for (i = 0; i < nwl; i++)
-				run_point(&wls[i], &plans[i], plist, np, iters);
+			if (nratios) {
+				bench_knob_set("link_bandwidth", "%llu", bw);
+				snprintf(link, sizeof(link), "link_ratio=%g "
+					 "link_bw=%llu local_bw=%.0f "
+					 "link_latency_ns=%llu", ratios[k], bw,
+					 local,
+					 bench_knob_ull("link_latency_ns"));
+			}
+			for (m = 0; m < (npsizes ? npsizes : 1); m++) {
+				if (npsizes) {
+					bench_knob_set("page_size", "%.0f",
+						       psizes[m]);
+					snprintf(tags, sizeof(tags),
+						 "sweep=page page_size=%llu %s",
+						 bench_knob_ull("page_size"),
+						 link);
+				} else {
+					snprintf(tags, sizeof(tags),
+						 "sweep=link %s", link);
+				}
+				for (i = 0; i < nwl; i++)
+					run_point(&wls[i], &plans[i], plist,
+						  np, iters);
+			}
 		}
 	}
 	if (ncaps) {
@@ -1457,7 +1490,7 @@ int main(int argc, char **argv)
 				run_point(&wls[i], &plans[i], plist, np, iters);
 		}
 	}
-	if (!nratios && !ncaps)
+	if (!nratios && !ncaps && !npsizes)
 		for (i = 0; i < nwl; i++)
 			run_point(&wls[i], &plans[i], plist, np, iters);
 

@@ -4,11 +4,17 @@
 # run-all.sh: the workload benchmarks of Documentation/benchmarks.rst, one
 # after the other, as root in the VM (busybox sh is enough):
 #
-#   1. paradigms: every workload in every paradigm (Fig. 8-11)
-#   2. link sweep: local:remote bandwidth ratios (Fig. 13): memcpy,
+#   1. paradigms: every workload in every paradigm, link unlimited
+#      (Fig. 9-11)
+#   2. links: every paradigm at the paper's link ratios, 56 (PCIe 3.0)
+#      and 3 (NVLink-like): Fig. 8 (Fig. 12 in a 16-node guest, where the
+#      paper's 7, PCIe 6.0, is added)
+#   3. link sweep: local:remote bandwidth ratios (Fig. 13): memcpy,
 #      gps-auto, gps-all, rdl
-#   3. queue sweep: write-queue capacity vs coalescing (Fig. 14)
-#   4. threads: what a kernel thread costs against a plain C loop
+#   4. queue sweep: write-queue capacity vs coalescing (Fig. 14)
+#   5. page sizes: gps-auto with 4 KiB, 64 KiB and 2 MiB GPS pages at
+#      ratio 56 (the paper's page-size study)
+#   6. threads: what a kernel thread costs against a plain C loop
 #      (threads: key=value lines, which tools/gps-plot ignores)
 #
 #   bench/run-all.sh [-q] [-d devices] [-- extra paradigms options]
@@ -16,7 +22,7 @@
 #   -q   quick mode: small sizes, 3 iterations, two sweep points each
 #
 # Output: key=value records on stdout (tools/gps-plot reads them from a
-# saved console log).  Each step begins with "##### step i of 4, elapsed,
+# saved console log).  Each step begins with "##### step i of 6, elapsed,
 # ETA" when tools/gps-progress.sh is found (/gps/tools/ in the VM) and
 # prints (GPS_PROGRESS=1, which tools/gps-vm sets when its console goes to
 # a terminal), so that CI logs stay as they were.  Exit status: non-zero
@@ -45,11 +51,16 @@ if [ "$quick" = 1 ]; then
 	size=-q
 	ratios=0,16
 	caps=16,512
+	links=56
+	psizes=4096,65536
 else
 	size=
 	ratios=0,3,8,32
 	caps=8,64,512,4096
+	links=56,3
+	psizes=4096,65536,2097152
 fi
+all=memcpy,memcpy-needed,gps-auto,gps-paper,gps-all,um,um-fault,rdl,home
 
 # "step i of n, elapsed, ETA" lines: tools/gps-progress.sh, from
 # build/bench/ or bench/ (in the VM: /gps/tools/); none without it
@@ -81,11 +92,14 @@ step() {
 
 nodes=0
 for _ in /sys/devices/system/node/node[0-9]*; do nodes=$((nodes + 1)); done
+[ "$nodes" -ge 16 ] && [ "$quick" = 0 ] && links=7,$links
 echo "# run-all: $(uname -r), $nodes node(s), quick=$quick"
-progress_init 4
+progress_init 6
 step paradigms "$@"
+step links -L "$links" -p "$all" "$@"
 step link-sweep -L "$ratios" "$@"
 step queue-sweep -Q "$caps" "$@"
+step page-sizes -L 56 -P "$psizes" -p gps-auto "$@"
 progress_step threads
 echo "# run-all: threads"
 if [ "$quick" = 1 ]; then

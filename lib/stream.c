@@ -127,10 +127,10 @@ static struct {
 	pthread_cond_t cv_done;
 	uint64_t launches;	/* tickets given out (atomic) */
 	uint64_t covered;	/* launches whose prior host stores are out */
-	uint64_t running;	/* launches the running fence covers, or 0 */
+	bool running;		/* a fence is out (its start is its own) */
 	int alone;		/* GPSU_NO_HOST_COMBINE, -1: not read yet */
 } gpsu_hr = {
-	PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, -1
+	PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, false, -1
 };
 
 static uint64_t gpsu_host_ticket(void)
@@ -165,11 +165,11 @@ static void gpsu_host_release(struct gpsStream *s, int device,
 			continue;
 		}
 		start = __atomic_load_n(&gpsu_hr.launches, __ATOMIC_SEQ_CST);
-		gpsu_hr.running = start;
+		gpsu_hr.running = true;
 		pthread_mutex_unlock(&gpsu_hr.lock);
 		ret = gpsu_engine_fence_mask(gpsu_range_host_mask());
 		pthread_mutex_lock(&gpsu_hr.lock);
-		gpsu_hr.running = 0;
+		gpsu_hr.running = false;
 		if (!ret && start > gpsu_hr.covered)
 			gpsu_hr.covered = start;
 		pthread_cond_broadcast(&gpsu_hr.cv_done);

@@ -3,7 +3,9 @@
  * Description: every workload of build/bench/paradigms, in every paradigm
  * (memcpy, memcpy-needed, gps-auto, gps-paper, gps-all, um, um-fault, rdl,
  * home) at the quick size on 2 devices, gives the single-device run's
- * result: 9 records verify=ok, none FAIL, exit status 0.  To keep make check short
+ * result: 9 records verify=ok, none FAIL, exit status 0; the page-size
+ * sweep (-P) tags each record with its size and restores the knob.  To
+ * keep make check short
  * it runs in one guest shape only: 2 nodes of 1 vCPU on 6.12 (outside
  * gps-vm: any host with 2 devices); elsewhere it skips.
  */
@@ -61,28 +63,37 @@ FIXTURE_TEARDOWN(bench)
 {
 }
 
-/*
- * Runs paradigms for @workload; returns its exit status (-2: not built)
- * and counts its records verify=ok and verify=FAIL.
- */
-static int run_workload(const char *workload, const char *plist, int ndev,
-			int *ok, int *fail)
+/* build/tests/lib/paradigms -> build/bench/paradigms; -1 if not built */
+static int paradigms_bin(char *bin, size_t len)
 {
-	char self[PATH_MAX], bin[PATH_MAX], cmd[2 * PATH_MAX], line[4096];
+	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	FILE *f;
-	int status;
 
-	*ok = *fail = 0;
 	if (n <= 0)
 		return -1;
 	self[n] = '\0';
-	/* build/tests/lib/paradigms -> build/bench/paradigms */
-	snprintf(bin, sizeof(bin), "%s/../../bench/paradigms", dirname(self));
-	if (access(bin, X_OK))
+	snprintf(bin, len, "%s/../../bench/paradigms", dirname(self));
+	return access(bin, X_OK) ? -1 : 0;
+}
+
+/*
+ * Runs paradigms with @args; returns its exit status (-2: not built) and
+ * counts its records verify=ok and verify=FAIL, and in @hits[i] those
+ * holding @need[i], for i < @nneed.
+ */
+static int run_args(const char *args, const char *const *need, int nneed,
+		    int *ok, int *fail, int *hits)
+{
+	char bin[PATH_MAX], cmd[2 * PATH_MAX], line[4096];
+	FILE *f;
+	int i, status;
+
+	*ok = *fail = 0;
+	for (i = 0; i < nneed; i++)
+		hits[i] = 0;
+	if (paradigms_bin(bin, sizeof(bin)))
 		return -2;
-	snprintf(cmd, sizeof(cmd), "%s -q -i 2 -d %d -w %s%s%s", bin, ndev,
-		 workload, plist ? " -p " : "", plist ? plist : "");
+	snprintf(cmd, sizeof(cmd), "%s %s", bin, args);
 	f = popen(cmd, "r");
 	if (!f)
 		return -1;
@@ -91,11 +102,24 @@ static int run_workload(const char *workload, const char *plist, int ndev,
 			continue;
 		*ok += strstr(line, " verify=ok") != NULL;
 		*fail += strstr(line, " verify=FAIL") != NULL;
+		for (i = 0; i < nneed; i++)
+			hits[i] += strstr(line, need[i]) != NULL;
 		if (strstr(line, " verify=FAIL"))
 			fprintf(stderr, "# %s", line);
 	}
 	status = pclose(f);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -3;
+}
+
+/* paradigms -q -i 2 for @workload in @plist (NULL: the default set) */
+static int run_workload(const char *workload, const char *plist, int ndev,
+			int *ok, int *fail)
+{
+	char args[256];
+
+	snprintf(args, sizeof(args), "-q -i 2 -d %d -w %s%s%s", ndev,
+		 workload, plist ? " -p " : "", plist ? plist : "");
+	return run_args(args, NULL, 0, ok, fail, NULL);
 }
 
 #define T_WORKLOAD_P(name, arg, plist, nr)				\
@@ -121,6 +145,34 @@ T_WORKLOAD(ct, "ct")
 T_WORKLOAD(b2reqwp, "b2reqwp")
 T_WORKLOAD(diffusion, "diffusion")
 T_WORKLOAD(hit, "hit")
+
+/*
+ * The page-size sweep (-P): one record per size, tagged with the size the
+ * allocations got, each verified; the knob is put back afterwards.
+ */
+TEST_F_TIMEOUT(bench, page_size_sweep, 180)
+{
+	static const char *const sizes[] = {
+		"sweep=page page_size=4096 ", "sweep=page page_size=65536 ",
+		"sweep=page page_size=2097152 ",
+	};
+	unsigned long long before, after;
+	int i, ok, fail, hits[3], ret;
+
+	ASSERT_EQ(0, t_knob_get("page_size", &before));
+	ret = run_args("-q -i 2 -d 2 -w jacobi -p gps-auto "
+		       "-P 4096,65536,2097152", sizes, 3, &ok, &fail, hits);
+	if (ret == -2)
+		SKIP(return, "build/bench/paradigms not built");
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, fail);
+	/* gps-auto at each of the 3 sizes (single's record is verify=ref) */
+	ASSERT_EQ(3, ok);
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(1, hits[i]) TH_LOG("%s", sizes[i]);
+	ASSERT_EQ(0, t_knob_get("page_size", &after));
+	EXPECT_EQ(before, after);
+}
 
 /*
  * hit on 4 devices, 12 times in gps-all and gps-paper with every changed
