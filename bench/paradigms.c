@@ -119,6 +119,9 @@ struct result {
 	double copy_s, link_wait_s;	/* exchange and modelled link */
 	unsigned long long bytes, migrated, needed;
 	const char *bytes_src;		/* counted, model, none */
+	unsigned long long wpages;	/* GPS pages written, per device
+					 * and phase, over the timed
+					 * iterations */
 	struct bench_counters cnt;
 	char subs[256];
 	int verified;			/* 1 ok, 0 fail, -1 not checked */
@@ -772,6 +775,47 @@ static void paper_knobs(int on)
 	bench_knob_set("track_policy", "%s", saved_policy);
 }
 
+/*
+ * GPS pages of @page_size bytes that a device writes in a phase while
+ * another device holds a replica (any device with @all, else one that
+ * reads or writes the page in some phase: what tracking subscribes),
+ * summed over the phases of one iteration.  A page nobody else holds
+ * is never write-protected, so it takes no write fault; each counted
+ * page is one epoch of one writer, and write faults / (this x timed
+ * iterations) is the faults per GPS page per epoch.
+ */
+static unsigned long long written_pages(const struct wl *w,
+					const struct plan *pl,
+					size_t page_size, int all)
+{
+	size_t pw = page_size / WL_WORD, pg, pages;
+	unsigned long long n = 0, held, *acc;
+	int ph, d, b, i;
+
+	for (b = 0; b < w->nbuf; b++) {
+		pages = (w->buf[b].bytes + page_size - 1) / page_size;
+		acc = bench_xmalloc(pages * sizeof(*acc));
+		for (pg = 0; pg < pages; pg++) {
+			acc[pg] = 0;
+			for (i = 0; i < pl->nph * pl->nd; i++)
+				if (access_any(&pl->rd[i], b, pg * pw, pw) ||
+				    access_any(&pl->wr[i], b, pg * pw, pw))
+					acc[pg] |= 1ULL << (i % pl->nd);
+		}
+		for (ph = 0; ph < pl->nph; ph++)
+			for (d = 0; d < pl->nd; d++)
+				for (pg = 0; pg < pages; pg++) {
+					held = all ? ~0ULL : acc[pg];
+					if ((held & ~(1ULL << d)) &&
+					    access_any(&pl->wr[ph * pl->nd + d],
+						       b, pg * pw, pw))
+						n++;
+				}
+		free(acc);
+	}
+	return n;
+}
+
 static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 		  int iters, struct result *res)
 {
@@ -953,6 +997,10 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 	res->t = bench_now() - t1;
 	bench_counters_read(&c1);
 	bench_counters_diff(&res->cnt, &c1, &c0);
+	if (p == P_GPS_AUTO || p == P_GPS_PAPER || p == P_GPS_ALL)
+		res->wpages = written_pages(w, pl,
+					    bench_knob_ull("page_size"),
+					    p == P_GPS_ALL) * (iters - 1);
 
 	switch (p) {
 	case P_GPS_AUTO:
@@ -1107,6 +1155,9 @@ static void record(const struct wl *w, const char *pname, int nd,
 		       c->link_wait_ns * 1e-9, c->harvest_ns * 1e-9,
 		       c->protect_ns * 1e-9, c->fence_ns * 1e-9,
 		       c->fence_wait_ns * 1e-9);
+		if (r->wpages)
+			printf(" wfaults_per_page_epoch=%.2f",
+			       (double)c->write_faults / r->wpages);
 	} else if (!strncmp(pname, "gps", 3)) {
 		printf(" subscribers=%s", r->subs[0] ? r->subs : "n/a");
 	}
