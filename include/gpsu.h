@@ -227,6 +227,10 @@ typedef void (*gpsKernel_t)(void *args);
 #define gpsArgsTranslateListed	0x0u /* translate the listed offsets */
 #define gpsArgsTranslateScan	0x1u /* translate every aligned word that
 				      * points into a GPS allocation */
+#define gpsArgsLocalStores	0x2u /* the kernel stores to GPS memory
+				      * only through its device's view
+				      * (translated pointers): its end
+				      * releases that device alone */
 
 /*
  * The argument block of a launch. @size bytes at @data are copied at
@@ -247,14 +251,23 @@ typedef struct gpsKernelArgs {
  *	least one; C only: compound literals).
  * GPS_ARGS_SCAN(&a): every pointer-aligned word that is a GPS pointer.
  * GPS_ARGS_RAW(&a): copy only, no translation.
+ * GPS_ARGS_LOCAL(&a, ...): GPS_ARGS, and the promise gpsArgsLocalStores
+ *	makes: every store to GPS memory goes through a translated pointer.
  * Pointers left untranslated still work: they name the home device's view
  * (loads may be remote) and their stores are published by the kernel's
- * end, which also fences the home devices.
+ * end, which also fences the home devices, unless gpsArgsLocalStores is
+ * set (then a store through one is published by the home device's next
+ * release, not by the kernel's end).
  */
 #define GPS_PTR(type, field)	offsetof(type, field)
 #define GPS_ARGS(p, ...)						\
 	(&(const gpsKernelArgs){ .data = (p), .size = sizeof(*(p)),	\
 		.flags = gpsArgsTranslateListed,			\
+		.nptrs = sizeof((size_t[]){ __VA_ARGS__ }) / sizeof(size_t), \
+		.ptr = { __VA_ARGS__ } })
+#define GPS_ARGS_LOCAL(p, ...)						\
+	(&(const gpsKernelArgs){ .data = (p), .size = sizeof(*(p)),	\
+		.flags = gpsArgsTranslateListed | gpsArgsLocalStores,	\
 		.nptrs = sizeof((size_t[]){ __VA_ARGS__ }) / sizeof(size_t), \
 		.ptr = { __VA_ARGS__ } })
 #define GPS_ARGS_SCAN(p)						\

@@ -37,7 +37,7 @@ static gpsError_t gpsu_check_args(const gpsKernelArgs *a)
 
 	if (!a)
 		return gpsSuccess;
-	if (a->flags & ~gpsArgsTranslateScan)
+	if (a->flags & ~(gpsArgsTranslateScan | gpsArgsLocalStores))
 		return gpsErrorInvalidValue;
 	if (a->size > GPS_KERNEL_MAX_ARGS_SIZE)
 		return gpsErrorInvalidConfiguration;
@@ -50,6 +50,21 @@ static gpsError_t gpsu_check_args(const gpsKernelArgs *a)
 		    a->size - a->ptr[i] < sizeof(void *))
 			return gpsErrorInvalidValue;
 	return gpsSuccess;
+}
+
+/* GPSU_NO_LOCAL_STORES=1: gpsArgsLocalStores ignored, for comparisons */
+static bool gpsu_local_stores_honoured(void)
+{
+	static int honour = -1;	/* not read yet */
+	int h = __atomic_load_n(&honour, __ATOMIC_RELAXED);
+
+	if (h < 0) {
+		const char *e = getenv("GPSU_NO_LOCAL_STORES");
+
+		h = !(e && *e == '1');
+		__atomic_store_n(&honour, h, __ATOMIC_RELAXED);
+	}
+	return h;
 }
 
 static void gpsu_translate_at(char *copy, size_t off, int device)
@@ -107,6 +122,8 @@ static gpsError_t gpsu_launch(gpsKernel_t fn, const gpsKernel *k,
 	l.grid = grid;
 	l.block = block;
 	l.device = gpsu_stream_device(s);
+	l.local_stores = args && (args->flags & gpsArgsLocalStores) &&
+			 gpsu_local_stores_honoured();
 	if (args && args->size) {
 		char *copy = malloc(args->size);
 

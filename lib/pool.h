@@ -16,6 +16,7 @@ struct gpsu_launch {
 	gpsDim3 grid, block;
 	void *args;		/* per-launch copy, already translated */
 	int device;
+	bool local_stores;	/* gpsArgsLocalStores: release device alone */
 };
 
 /* Runs every block of @l on its device's pool and returns when all ran. */

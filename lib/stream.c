@@ -182,12 +182,15 @@ static void gpsu_host_release(struct gpsStream *s, int device,
 /*
  * The release that ends a kernel on @device: that device, and the home
  * devices of GPS memory, whose views untranslated pointers name (a kernel
- * storing through one publishes through the home device). One fence of
- * the whole set, reaped before the stream's next memory operation.
+ * storing through one publishes through the home device), or @device
+ * alone for a kernel launched with gpsArgsLocalStores. One fence of the
+ * whole set, reaped before the stream's next memory operation.
  */
-static void gpsu_kernel_release(struct gpsStream *s, int device)
+static void gpsu_kernel_release(struct gpsStream *s, int device,
+				bool local_stores)
 {
-	uint64_t mask = gpsu_range_host_mask() | 1ULL << device;
+	uint64_t mask = (local_stores ? 0 : gpsu_range_host_mask()) |
+			1ULL << device;
 
 	gpsu_stream_fenced(s, gpsu_engine_fence_async(s->ring, mask));
 }
@@ -202,7 +205,8 @@ static void gpsu_exec(struct gpsStream *s, struct gpsu_op *op)
 	case GPSU_OP_KERNEL:
 		gpsu_host_release(s, op->launch.device, op->ticket);
 		err = gpsu_pool_run(&op->launch);
-		gpsu_kernel_release(s, op->launch.device);
+		gpsu_kernel_release(s, op->launch.device,
+				    op->launch.local_stores);
 		free(op->launch.args);
 		break;
 	case GPSU_OP_COPY:

@@ -258,7 +258,7 @@ static void als_launch(const struct wl *w, int phase, int d, int nd,
 	(void)nd;
 	if (hi > lo)
 		wl_launch(als_kernel, wl_blocks(hi - lo, ALS_TILE),
-			  GPS_ARGS(&a, GPS_PTR(struct als_args, u),
+			  GPS_ARGS_LOCAL(&a, GPS_PTR(struct als_args, u),
 				   GPS_PTR(struct als_args, v)), st);
 }
 

@@ -277,7 +277,7 @@ static void eq_launch(const struct wl *w, int phase, int d, int nd,
 	(void)nd;
 	if (p->t1 <= p->t0)
 		return;
-#define EQ_ARGS	GPS_ARGS(&a, GPS_PTR(struct eq_args, in),		\
+#define EQ_ARGS	GPS_ARGS_LOCAL(&a, GPS_PTR(struct eq_args, in),		\
 			 GPS_PTR(struct eq_args, out))
 	wl_launch(eq_load_kernel, planes, EQ_ARGS, st);
 	for (a.step = 0; a.step < EQ_STEPS; a.step++)

@@ -327,7 +327,7 @@ static void ct_launch(const struct wl *w, int phase, int d, int nd,
 	if (n)
 		wl_launch(phase ? ct_back_kernel : ct_fwd_kernel,
 			  wl_blocks(n, CT_TILE),
-			  GPS_ARGS(&a, GPS_PTR(struct ct_args, x),
+			  GPS_ARGS_LOCAL(&a, GPS_PTR(struct ct_args, x),
 				   GPS_PTR(struct ct_args, r)), st);
 }
 

@@ -127,7 +127,7 @@ static void df_launch(const struct wl *w, int phase, int d, int nd,
 	df_planes(f, d, nd, &a.z0, &z1);
 	if (z1 > a.z0)
 		wl_launch(df_kernel, (unsigned int)(z1 - a.z0),
-			  GPS_ARGS(&a, GPS_PTR(struct df_args, u),
+			  GPS_ARGS_LOCAL(&a, GPS_PTR(struct df_args, u),
 				   GPS_PTR(struct df_args, u1),
 				   GPS_PTR(struct df_args, u2)), st);
 }

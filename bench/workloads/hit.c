@@ -239,7 +239,7 @@ static void hit_launch(const struct wl *w, int phase, int d, int nd,
 	(void)nd;
 	if (cnt)
 		wl_launch(hit_kernel, (unsigned int)cnt,
-			  GPS_ARGS(&a, GPS_PTR(struct hit_args, a),
+			  GPS_ARGS_LOCAL(&a, GPS_PTR(struct hit_args, a),
 				   GPS_PTR(struct hit_args, b)), st);
 }
 

@@ -89,7 +89,7 @@ static void jacobi_launch(const struct wl *w, int phase, int d, int nd,
 	jacobi_rows(j, d, nd, &a.r0, &r1);
 	if (r1 > a.r0)
 		wl_launch(jacobi_kernel, (unsigned int)(r1 - a.r0),
-			  GPS_ARGS(&a, GPS_PTR(struct jacobi_args, in),
+			  GPS_ARGS_LOCAL(&a, GPS_PTR(struct jacobi_args, in),
 				   GPS_PTR(struct jacobi_args, out)), s);
 }
 

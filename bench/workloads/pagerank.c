@@ -259,7 +259,7 @@ static void pr_args_init(struct pr_args *a, const struct wl *w, int phase,
 	a->base = (1.0f - PR_DAMP) / (float)g->nv;
 }
 
-#define PR_ARGS(a)	GPS_ARGS(a, GPS_PTR(struct pr_args, in),	\
+#define PR_ARGS(a)	GPS_ARGS_LOCAL(a, GPS_PTR(struct pr_args, in),	\
 				 GPS_PTR(struct pr_args, out),		\
 				 GPS_PTR(struct pr_args, acc))
 

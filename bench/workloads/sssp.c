@@ -169,7 +169,7 @@ static void ss_launch(const struct wl *w, int phase, int d, int nd,
 {
 	const struct ss_dev *p = priv;
 	struct ss_args a = { .in = buf[phase], .out = buf[!phase], .g = p };
-	const gpsKernelArgs *ka = GPS_ARGS(&a, GPS_PTR(struct ss_args, in),
+	const gpsKernelArgs *ka = GPS_ARGS_LOCAL(&a, GPS_PTR(struct ss_args, in),
 					   GPS_PTR(struct ss_args, out));
 
 	(void)w;

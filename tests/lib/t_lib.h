@@ -106,4 +106,26 @@ static inline int t_knob_set(const char *name, unsigned long long v)
 	return fclose(f) == 0 && ok ? 0 : -1;
 }
 
+/* Counter @name of device @d's node in debugfs stats, or -1. */
+static inline long long t_dev_stat(int d, const char *name)
+{
+	char path[128], key[64];
+	gpsDeviceProp prop;
+	long long v, found = -1;
+	FILE *f;
+
+	if (gpsGetDeviceProperties(&prop, d) != gpsSuccess)
+		return -1;
+	snprintf(path, sizeof(path), "/sys/kernel/debug/gps/node%d/stats",
+		 prop.numaNode);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %lld", key, &v) == 2)
+		if (!strcmp(key, name))
+			found = v;
+	fclose(f);
+	return found;
+}
+
 #endif /* T_LIB_H */
