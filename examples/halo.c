@@ -153,8 +153,10 @@ static float *run(int ndev, int pages_per_dev, int iters, int ndev_layout,
 			CHECK(gpsSetDevice(d));
 			CHECK(gpsLaunchKernel(stencil, gpsDim(blocks, 1, 1),
 				gpsDim(threads, 1, 1),
-				GPS_ARGS(&args, GPS_PTR(struct halo_args, in),
-					 GPS_PTR(struct halo_args, out)),
+				/* stores only through out, translated */
+				GPS_ARGS_LOCAL(&args,
+					GPS_PTR(struct halo_args, in),
+					GPS_PTR(struct halo_args, out)),
 				stream[d]));
 		}
 		/* every device's boundary must be published before the

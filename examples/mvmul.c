@@ -91,9 +91,11 @@ static void step(int ndev, gpsStream_t *stream, int num_threads,
 		CHECK(gpsSetDevice(device));
 		CHECK(gpsLaunchKernel(mvmul, gpsDim(num_blocks, 1, 1),
 			gpsDim(num_threads, 1, 1),
-			GPS_ARGS(&a, GPS_PTR(struct mvmul_args, mat),
-				 GPS_PTR(struct mvmul_args, invec),
-				 GPS_PTR(struct mvmul_args, outvec)),
+			/* outvec, the only store, is translated: the
+			 * kernel's end need fence this device alone */
+			GPS_ARGS_LOCAL(&a, GPS_PTR(struct mvmul_args, mat),
+				       GPS_PTR(struct mvmul_args, invec),
+				       GPS_PTR(struct mvmul_args, outvec)),
 			stream[device]));
 	}
 	/* the next multiply reads every slice: wait for every device */
