@@ -342,6 +342,7 @@ void gps_harvest_purge(struct gps_dev *dev, struct gps_alloc *a);
 int gps_thread_start(struct gps_dev *dev);
 void gps_thread_stop(struct gps_dev *dev);
 void gps_wake_all(void);
+void gps_threads_quiesce(void);
 
 /* gps_fence.c: fences, and work on every device at once */
 int gps_fence(int device, struct gps_fence_stats *st);

@@ -6,7 +6,7 @@
  * from one table in the manner of null_blk's configfs attributes: a knob
  * names its field of struct gps_knobs, its type, its range, an optional
  * check of the rules a range cannot say, and what a change must do
- * (GPS_KNOB_WAKE, GPS_KNOB_LINK_RESET, GPS_KNOB_QUEUE).  One show prints
+ * (GPS_KNOB_WAKE, GPS_KNOB_LINK_RESET, GPS_KNOB_QUEUE, GPS_KNOB_QUIESCE).  One show prints
  * any knob; one store parses with kstrto* (a word for an enum), checks
  * the range (-EINVAL, old value kept), then, under gps_knob_lock, applies
  * the knob's check to a copy of the knobs, reshapes the queues if the
@@ -33,6 +33,7 @@ enum gps_knob_type {
 #define GPS_KNOB_WAKE		BIT(0)	/* gps_wake_all() */
 #define GPS_KNOB_LINK_RESET	BIT(1)	/* gps_link_reset() */
 #define GPS_KNOB_QUEUE		BIT(2)	/* gps_queues_reconfigure() */
+#define GPS_KNOB_QUIESCE	BIT(3)	/* gps_threads_quiesce() */
 
 /**
  * struct gps_knob - one tunable of /sys/kernel/gps
@@ -141,7 +142,7 @@ static struct gps_knob gps_knob_table[] = {
 	GPS_KNOB(queue_watermark, GPS_KNOB_UINT, 1, 65536,
 		 GPS_KNOB_QUEUE | GPS_KNOB_WAKE, gps_check_queue_watermark),
 	GPS_KNOB(harvest_interval_us, GPS_KNOB_UINT, 0, 10 * USEC_PER_SEC,
-		 GPS_KNOB_WAKE, NULL),
+		 GPS_KNOB_WAKE | GPS_KNOB_QUIESCE, NULL),
 	GPS_KNOB(dirty_wake, GPS_KNOB_UINT, 1, 1U << 20, GPS_KNOB_WAKE, NULL),
 	GPS_KNOB(bulk_blocks, GPS_KNOB_UINT, 0, PAGE_SIZE / 64, 0, NULL),
 	GPS_KNOB(max_bytes, GPS_KNOB_U64, 0, U64_MAX, 0, NULL),
@@ -259,6 +260,8 @@ static ssize_t gps_knob_store(struct kobject *kobj, struct kobj_attribute *attr,
 		return ret;
 	if (k->flags & GPS_KNOB_WAKE)
 		gps_wake_all();
+	if (k->flags & GPS_KNOB_QUIESCE)
+		gps_threads_quiesce();
 	return count;
 }
 

@@ -59,6 +59,11 @@ static int gps_thread_fn(void *arg)
 		bool more = false;
 
 		if (us && mutex_trylock(&dev->harvest_lock)) {
+			/* Changed since read: see gps_threads_quiesce(). */
+			if (READ_ONCE(gps_knobs.harvest_interval_us) != us) {
+				mutex_unlock(&dev->harvest_lock);
+				continue;
+			}
 			more = gps_harvest(dev, GPS_BATCH, GPS_MIN_AGE_NS,
 					   NULL) == GPS_BATCH;
 			gps_push_aged(dev, timeout);
@@ -106,6 +111,25 @@ void gps_thread_stop(struct gps_dev *dev)
 	if (dev->thread) {
 		kthread_stop(dev->thread);
 		dev->thread = NULL;
+	}
+}
+
+/**
+ * gps_threads_quiesce() - wait out push-thread rounds of an old interval
+ *
+ * After harvest_interval_us changed: returns once no thread runs a round
+ * under the old value.  A thread checks the knob again under its
+ * harvest_lock, so taking each lock once after the store is enough; a
+ * thread whose vCPU stalled between reading the old interval and its
+ * round then harvests nothing (0 stops proactive harvests at once).
+ */
+void gps_threads_quiesce(void)
+{
+	int d;
+
+	for (d = 0; d < gps_nr_devs; d++) {
+		mutex_lock(&gps_devs[d].harvest_lock);
+		mutex_unlock(&gps_devs[d].harvest_lock);
 	}
 }
 
