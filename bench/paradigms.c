@@ -107,10 +107,16 @@ static const struct wl_ops *const all_workloads[] = {
 };
 #define NWL	(int)(sizeof(all_workloads) / sizeof(all_workloads[0]))
 
+/* pages of @size bytes that buffer @b of @w spans */
+static size_t buf_pages(const struct wl *w, int b, size_t size)
+{
+	return (w->buf[b].bytes + size - 1) / size;
+}
+
 /* managed (4 KiB) pages of buffer @b of @w */
 static size_t um_pages(const struct wl *w, int b)
 {
-	return (w->buf[b].bytes + UM_PAGE - 1) / UM_PAGE;
+	return buf_pages(w, b, UM_PAGE);
 }
 
 /* what one run of one paradigm measured */
@@ -793,7 +799,7 @@ static unsigned long long written_pages(const struct wl *w,
 	int ph, d, b, i;
 
 	for (b = 0; b < w->nbuf; b++) {
-		pages = (w->buf[b].bytes + page_size - 1) / page_size;
+		pages = buf_pages(w, b, page_size);
 		acc = bench_xmalloc(pages * sizeof(*acc));
 		for (pg = 0; pg < pages; pg++) {
 			acc[pg] = 0;

@@ -260,16 +260,17 @@ typedef struct gpsKernelArgs {
  * release, not by the kernel's end).
  */
 #define GPS_PTR(type, field)	offsetof(type, field)
+/* Listed pointers with @flags: the two macros below, not for callers. */
+#define GPS_ARGS_FLAGS_(fl, p, ...)					\
+	(&(const gpsKernelArgs){ .data = (p), .size = sizeof(*(p)),	\
+		.flags = (fl),						\
+		.nptrs = sizeof((size_t[]){ __VA_ARGS__ }) / sizeof(size_t), \
+		.ptr = { __VA_ARGS__ } })
 #define GPS_ARGS(p, ...)						\
-	(&(const gpsKernelArgs){ .data = (p), .size = sizeof(*(p)),	\
-		.flags = gpsArgsTranslateListed,			\
-		.nptrs = sizeof((size_t[]){ __VA_ARGS__ }) / sizeof(size_t), \
-		.ptr = { __VA_ARGS__ } })
+	GPS_ARGS_FLAGS_(gpsArgsTranslateListed, p, __VA_ARGS__)
 #define GPS_ARGS_LOCAL(p, ...)						\
-	(&(const gpsKernelArgs){ .data = (p), .size = sizeof(*(p)),	\
-		.flags = gpsArgsTranslateListed | gpsArgsLocalStores,	\
-		.nptrs = sizeof((size_t[]){ __VA_ARGS__ }) / sizeof(size_t), \
-		.ptr = { __VA_ARGS__ } })
+	GPS_ARGS_FLAGS_(gpsArgsTranslateListed | gpsArgsLocalStores,	\
+			p, __VA_ARGS__)
 #define GPS_ARGS_SCAN(p)						\
 	(&(const gpsKernelArgs){ .data = (p), .size = sizeof(*(p)),	\
 		.flags = gpsArgsTranslateScan })

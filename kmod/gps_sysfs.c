@@ -6,9 +6,10 @@
  * from one table in the manner of null_blk's configfs attributes: a knob
  * names its field of struct gps_knobs, its type, its range, an optional
  * check of the rules a range cannot say, and what a change must do
- * (GPS_KNOB_WAKE, GPS_KNOB_LINK_RESET, GPS_KNOB_QUEUE, GPS_KNOB_QUIESCE).  One show prints
- * any knob; one store parses with kstrto* (a word for an enum), checks
- * the range (-EINVAL, old value kept), then, under gps_knob_lock, applies
+ * (GPS_KNOB_WAKE, GPS_KNOB_LINK_RESET, GPS_KNOB_QUEUE,
+ * GPS_KNOB_QUIESCE).  One show prints any knob; one store parses with
+ * kstrto* (a word for an enum), checks the range (-EINVAL, old value
+ * kept), then, under gps_knob_lock, applies
  * the knob's check to a copy of the knobs, reshapes the queues if the
  * knob is part of their shape (every queue drained first; -ENOMEM or
  * -EINTR keep the old queues and value), publishes the copy and does the

@@ -15,9 +15,10 @@
  * track_policy "touched" (the paper, and the default) those that read or
  * wrote it, which keeps a device that wrote and then read; under "read",
  * an opt-in for programs whose writers never read what they write, only
- * those seen reading it.  Stores made so far are published first.  A page nobody used keeps one copy, on the home device if it
- * has one; a page left with one subscriber is conventional from then on
- * (no capture, no pushes): a demotion.  Collapsed pages are left alone.
+ * those seen reading it.  Stores made so far are published first.  A
+ * page nobody used keeps one copy, on the home device if it has one; a
+ * page left with one subscriber is conventional from then on (no
+ * capture, no pushes): a demotion.  Collapsed pages are left alone.
  * Tracking again later starts from full subscription again, so the
  * subscriptions follow a program whose pattern changes.
  */

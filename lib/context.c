@@ -10,6 +10,7 @@
 #include <numa.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -89,6 +90,23 @@ gpsError_t gpsu_init(void)
 int gpsu_cur_device(void)
 {
 	return gpsu_tls.in_kernel ? gpsu_tls.kdevice : gpsu_tls.device;
+}
+
+/*
+ * A switch for comparisons (GPSU_NO_...=1): true when @name is "1", read
+ * once into *@cache (-1 until then), lock-free.
+ */
+bool gpsu_env_switch(const char *name, int *cache)
+{
+	int v = __atomic_load_n(cache, __ATOMIC_RELAXED);
+
+	if (v < 0) {
+		const char *e = getenv(name);
+
+		v = e && *e == '1';
+		__atomic_store_n(cache, v, __ATOMIC_RELAXED);
+	}
+	return v;
 }
 
 size_t gpsu_sys_page(void)

@@ -148,6 +148,7 @@ gpsError_t gpsu_errno(int err);
 gpsError_t gpsu_init(void);
 int gpsu_cur_device(void);
 size_t gpsu_sys_page(void);
+bool gpsu_env_switch(const char *name, int *cache);
 
 /* Calls that wait for streams would wait for the caller's own kernel. */
 #define GPSU_NOT_IN_KERNEL()						\

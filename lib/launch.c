@@ -55,16 +55,9 @@ static gpsError_t gpsu_check_args(const gpsKernelArgs *a)
 /* GPSU_NO_LOCAL_STORES=1: gpsArgsLocalStores ignored, for comparisons */
 static bool gpsu_local_stores_honoured(void)
 {
-	static int honour = -1;	/* not read yet */
-	int h = __atomic_load_n(&honour, __ATOMIC_RELAXED);
+	static int ignore = -1;
 
-	if (h < 0) {
-		const char *e = getenv("GPSU_NO_LOCAL_STORES");
-
-		h = !(e && *e == '1');
-		__atomic_store_n(&honour, h, __ATOMIC_RELAXED);
-	}
-	return h;
+	return !gpsu_env_switch("GPSU_NO_LOCAL_STORES", &ignore);
 }
 
 static void gpsu_translate_at(char *copy, size_t off, int device)

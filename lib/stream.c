@@ -147,12 +147,7 @@ static void gpsu_host_release(struct gpsStream *s, int device,
 	if (!(mask & ~(1ULL << device)))
 		return;
 	pthread_mutex_lock(&gpsu_hr.lock);
-	if (gpsu_hr.alone < 0) {
-		const char *e = getenv("GPSU_NO_HOST_COMBINE");
-
-		gpsu_hr.alone = e && *e == '1';
-	}
-	if (gpsu_hr.alone) {
+	if (gpsu_env_switch("GPSU_NO_HOST_COMBINE", &gpsu_hr.alone)) {
 		pthread_mutex_unlock(&gpsu_hr.lock);
 		if (gpsu_engine_fence_mask(mask & ~(1ULL << device)))
 			gpsu_stream_error(s, gpsErrorLaunchFailure);
