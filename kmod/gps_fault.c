@@ -17,11 +17,12 @@
  * a read fault maps the window's other small pages read-only, and the
  * first write fault of an epoch captures them all: each gets its twin and
  * dirty bit and is mapped writable, so the next stores to the GPS page do
- * not trap.  A replica whose last harvest found one small page changed
- * (narrow) captures only the faulting page, until a second small page
- * faults in the same epoch: a sparse writer keeps one twin, a dense one
- * takes one fault per GPS page.  Experimental: off by default
- * (capture_bytes = PAGE_SIZE) until soaked on the parallel bed
+ * not trap.  A new replica, and one whose last harvest found one small
+ * page changed, is narrow: it captures only the faulting page, until a
+ * second small page faults in the same epoch.  A sparse writer keeps one
+ * twin; a dense one takes one fault per GPS page per epoch (two in its
+ * first).  On by default (capture_bytes = 0, the
+ * whole GPS page); PAGE_SIZE gives one fault per small page
  * (Documentation/reliability.rst, "Capture windows").
  *
  * Managed memory (GPS_MEM_MANAGED) has one copy per GPS page: a fault of a

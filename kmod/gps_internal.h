@@ -159,7 +159,8 @@ struct gps_replica {
 	unsigned long gidx;		/* GPS page index */
 	int dev;			/* owner device */
 	unsigned long mapped_views;	/* views that may map these pages */
-	bool narrow;			/* last harvest: one small page written */
+	bool narrow;			/* new, or last harvest: one small
+					 * page written */
 	bool unsure;			/* views zapped: PTE dirty bits lost */
 	unsigned long *dirty;		/* small pages writable since harvest */
 	unsigned long *seen;		/* jiffies | 1 a harvest saw a store */

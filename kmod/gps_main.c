@@ -45,7 +45,7 @@ struct gps_knobs gps_knobs = {
 	.track_policy = GPS_TRACK_POLICY_TOUCHED,
 	.max_bytes = 0,
 	.node_reserve_bytes = 32 << 20,
-	.capture_bytes = PAGE_SIZE,	/* windows: experimental */
+	.capture_bytes = 0,		/* a fault captures the GPS page */
 	.keep_writable_ms = 0,		/* experimental */
 	/* UVM's thrashing defaults: 3 moves within 2 s pin for 300 ms */
 	.um_thrash_threshold = 3,

@@ -122,6 +122,8 @@ struct gps_replica *gps_replica_alloc(struct gps_alloc *a, unsigned long gidx,
 	r->alloc = a;
 	r->gidx = gidx;
 	r->dev = dev;
+	/* A sparse first writer keeps one twin; a dense one widens. */
+	r->narrow = true;
 	INIT_LIST_HEAD(&r->dirty_link);
 	for (i = 0; i < a->nr_sub; i++) {
 		if (gps_should_fail(GPS_FAIL_REPLICA_ALLOC))
