@@ -4,13 +4,13 @@
  *
  * Pushing a queue entry writes its masked bytes into every other
  * subscriber's replica, and into their twins, so that a receiver never
- * publishes what it received.  What is sent is what the source replica
- * holds at the push (a newer local value, or one received from another
- * device), and the source's twin is set to it too: every byte sent is
- * then the same in the receivers and in the twin, so a later store of
- * any other value diffs as changed.  This is what makes all replicas
- * agree after racing writes and a release, whichever order queues drain
- * in.
+ * publishes what it received.  What is sent is what the source's twin
+ * holds at the push (the words its diffs read, or bytes received from
+ * another device since), or its page when it has no twin and so holds
+ * still: every byte sent is the same in the receivers and in the twin,
+ * so a later store of any other value diffs as changed.  This is what
+ * makes all replicas agree after racing writes and a release, whichever
+ * order queues drain in.
  *
  * Entries leave the queue here, oldest first: when it passes its high
  * watermark (gps_push_block()), at a fence (gps_push_drain()), and from
@@ -64,19 +64,17 @@ static void gps_push_entry(struct gps_dev *dev, struct gps_qentry *e,
 	src = gp->rep[dev->id];
 	if (src) {
 		/*
-		 * Send what the source holds now, read once, and make its
-		 * twin agree: every published byte must be the same in the
-		 * receivers and in the twin, or a later store of the twin's
-		 * value would diff as unchanged and never be sent.
+		 * Send what the source's twin holds, or its page when it has
+		 * none (then no view maps it writable: it holds still).  The
+		 * twin has the words the diffs read, each whole, and the
+		 * bytes received since, so receivers and twin agree.  Not
+		 * the page while it is writable: the writer may have gone on
+		 * since the diff, and the masked bytes of a newer word would
+		 * make a value never stored (tests/kmod/tearing.c).
 		 */
-		p = kmap_local_page(src->pages[sub]);
+		p = kmap_local_page(src->twins[sub] ?: src->pages[sub]);
 		gps_bytes_apply(e->data, p + poff, e->mask, bs);
 		kunmap_local(p);
-		if (src->twins[sub]) {
-			p = kmap_local_page(src->twins[sub]);
-			gps_bytes_apply(p + poff, e->data, e->mask, bs);
-			kunmap_local(p);
-		}
 	}
 	nbytes = bitmap_weight(e->mask, bs);
 	subs = gp->subs & ~BIT_ULL(dev->id);
