@@ -38,6 +38,9 @@
 #include "gps_bytes.h"
 #include "gps_trace.h"
 
+/* Backoff of an idle kept replica: 200 us << 20 exceeds any keep. */
+#define GPS_IDLE_MAX	20
+
 /* Diff output of one small page: byte mask and a copy of the page. */
 struct gps_diff {
 	unsigned long mask[BITS_TO_LONGS(PAGE_SIZE)];
@@ -74,10 +77,12 @@ void gps_mark_dirty(struct gps_replica *r)
 
 /*
  * Back on the dirty list for its small pages kept writable: the next
- * harvest (a fence, or the thread after the usual age) diffs them again.
- * Not counted towards dirty_wake: no fault said they were written.
+ * harvest (a fence, or the thread) diffs them again.  @stored: this
+ * harvest saw a store, so more may follow; the thread backs off while
+ * it sees none (gps_dirty_pop()).  Not counted towards dirty_wake: no
+ * fault said they were written.
  */
-static void gps_mark_hot(struct gps_replica *r)
+static void gps_mark_hot(struct gps_replica *r, bool stored)
 {
 	struct gps_dev *dev = &gps_devs[r->dev];
 
@@ -88,6 +93,8 @@ static void gps_mark_hot(struct gps_replica *r)
 		list_add_tail(&r->dirty_link, &dev->dirty);
 		r->on_dirty_list = true;
 		r->hot = true;
+		r->idle = stored ? 0 : min_t(unsigned int, r->idle + 1,
+					     GPS_IDLE_MAX);
 		dev->nr_dirty++;
 		dev->nr_hot++;
 	}
@@ -117,13 +124,19 @@ void gps_dirty_del(struct gps_dev *dev, struct gps_replica *r)
  * The oldest dirty replica not written to within @min_age ns, looking at
  * the first GPS_POP_SCAN of the list at most.  With @min_age (the push
  * thread), a replica on the list only for pages left writable waits
- * keep_writable_ms too: its stores raise no fault, so the thread cannot
- * tell a finished page from one being written, and cleaning the dirty
- * bits of a page being written costs a TLB flush each time; the fences
- * publish it, and the thread write-protects it once idle.  Such replicas
- * count a sixteenth towards the scan.
+ * @min_age after a harvest that saw a store: it is being written, and
+ * its stores go out while compute goes on, with no fault.  Its stores
+ * raise no fault either when they start again, so the thread looks at
+ * an idle one with a wait that doubles (a harvest of clean PTEs is a page
+ * walk, no TLB flush) up to keep_writable_ms, when its pages go back to
+ * faulting.  Such replicas count a sixteenth towards the scan.
  */
 #define GPS_POP_SCAN	64
+static u64 gps_hot_age(const struct gps_replica *r, u64 min_age, u64 keep)
+{
+	return min(min_age << r->idle, keep);
+}
+
 static struct gps_replica *gps_dirty_pop(struct gps_dev *dev, u64 min_age)
 {
 	u64 hot_age = max_t(u64, min_age, (u64)NSEC_PER_MSEC *
@@ -134,8 +147,8 @@ static struct gps_replica *gps_dirty_pop(struct gps_dev *dev, u64 min_age)
 
 	spin_lock(&dev->dirty_lock);
 	list_for_each_entry(it, &dev->dirty, dirty_link) {
-		if (!min_age ||
-		    now - it->dirtied_ns >= (it->hot ? hot_age : min_age)) {
+		if (!min_age || now - it->dirtied_ns >=
+		    (it->hot ? gps_hot_age(it, min_age, hot_age) : min_age)) {
 			r = it;
 			break;
 		}
@@ -198,6 +211,8 @@ static void gps_protect_range(struct address_space *mapping, pgoff_t pgoff,
 /*
  * Steps 1 and 2: the small pages that were dirty go to @dirty; of them,
  * those left writable to @hot, and those that need no diff to @still.
+ * Returns whether a PTE of them was dirty (a store since the last
+ * harvest).
  *
  * A page is left writable while a harvest has seen a store to it (the
  * dirty bit of one of its PTEs, read and cleaned here, one TLB flush per
@@ -212,7 +227,7 @@ static void gps_protect_range(struct address_space *mapping, pgoff_t pgoff,
  * tracking (it needs the faults) or without the kernel's mapping dirty
  * helpers.
  */
-static void gps_write_protect(struct gps_replica *r, unsigned long *dirty,
+static bool gps_write_protect(struct gps_replica *r, unsigned long *dirty,
 			      unsigned long *hot, unsigned long *still)
 {
 	DECLARE_BITMAP(cold, GPS_PAGE_2M / PAGE_SIZE);
@@ -289,6 +304,7 @@ static void gps_write_protect(struct gps_replica *r, unsigned long *dirty,
 	}
 	for_each_set_bit(i, dirty, nr)
 		unlock_page(r->pages[i]);
+	return !bitmap_empty(stored, nr);
 }
 
 static unsigned int gps_changed_blocks(const unsigned long *mask,
@@ -372,8 +388,9 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
 	unsigned int changed = 0;
 	struct page *twin;
 	u64 t0 = ktime_get_ns();
+	bool stored;
 
-	gps_write_protect(r, dirty, hot, still);
+	stored = gps_write_protect(r, dirty, hot, still);
 	/* Left writable and not stored to: the twin is what was published. */
 	bitmap_andnot(dirty, dirty, still, a->nr_sub);
 	atomic64_add(ktime_get_ns() - t0, &dev->stats.protect_ns);
@@ -409,7 +426,7 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
 	if (pages)
 		r->narrow = changed < 2;
 	if (!bitmap_empty(hot, a->nr_sub))
-		gps_mark_hot(r);
+		gps_mark_hot(r, stored);
 	spin_unlock(&gp->lock);
 	atomic64_add(pages, &dev->stats.pages_harvested);
 	if (st)

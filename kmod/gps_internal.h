@@ -154,13 +154,13 @@ struct gps_replica {
 	struct list_head dirty_link;	/* on the owner's dirty list */
 	bool on_dirty_list;		/* under the owner's dirty_lock */
 	bool hot;			/* on it only for pages kept writable */
+	u8 idle;			/* hot: storeless harvests in a row */
 	u64 dirtied_ns;			/* when it went on the list */
 	struct gps_alloc *alloc;
 	unsigned long gidx;		/* GPS page index */
 	int dev;			/* owner device */
 	unsigned long mapped_views;	/* views that may map these pages */
-	bool narrow;			/* new, or last harvest: one small
-					 * page written */
+	bool narrow;			/* new, or one page written last */
 	bool unsure;			/* views zapped: PTE dirty bits lost */
 	unsigned long *dirty;		/* small pages writable since harvest */
 	unsigned long *seen;		/* jiffies | 1 a harvest saw a store */

@@ -10,8 +10,9 @@
  * kept pages both publish; a harvest never cleans the dirty bits of
  * another replica that a view maps since a subscription change; stores
  * through a view into another device's replica still fault every epoch,
- * so that the writer's fence fences the owner.  The push thread is off:
- * harvests happen at the test's fences.
+ * so that the writer's fence fences the owner; the push thread pushes a
+ * kept page's stores while it is being written.  The push thread is off
+ * unless said: harvests happen at the test's fences.
  */
 #include <time.h>
 
@@ -157,6 +158,46 @@ TEST_F(keep, idle_page_goes_back_to_faulting)
 	EXPECT_EQ(1, STAT("write_faults") - wf);
 	ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
 	EXPECT_TRUE(all_replicas(_metadata, gps_fx(self), 1, 2));
+}
+
+/*
+ * The push thread publishes stores to a kept page while it is being
+ * written, without a fence and without a fault: it does not wait out
+ * keep_writable_ms (10 s here) for a page whose last harvest saw a store.
+ */
+TEST_F(keep, thread_pushes_a_kept_page_being_written)
+{
+	struct timespec ts = { 0, 2 * 1000 * 1000 }, t0, t;
+	volatile unsigned char *p;
+	unsigned char c = 0;
+	long long wf;
+	int e;
+
+	if (!self->in_place)
+		SKIP(return, "harvests zap (protect_in_place = 0)");
+	ASSERT_EQ(0, gps_set_knob("keep_writable_ms", 10000));
+	gps_fixture_alloc(_metadata, gps_fx(self), GPS_PAGE_64K, GPS_PAGE_64K,
+			  1);
+	p = self->b.view[0];
+	p[0] = 1;
+	ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));	/* kept */
+	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 1000));
+	wf = STAT("write_faults");
+	for (e = 2; e <= 4; e++) {
+		p[0] = e;
+		/* 3 s at most, well inside keep_writable_ms */
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do {
+			ASSERT_EQ(0, gps_read(self->fd, &self->b, 1, 0, &c,
+					      1));
+			if (c == e)
+				break;
+			nanosleep(&ts, NULL);
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		} while (t.tv_sec - t0.tv_sec < 3);
+		EXPECT_EQ(e, c) TH_LOG("store %d not pushed in 3 s", e);
+	}
+	EXPECT_EQ(0, STAT("write_faults") - wf);
 }
 
 /* keep_writable_ms = 0: one write fault per small page and epoch. */
