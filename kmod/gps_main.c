@@ -46,7 +46,7 @@ struct gps_knobs gps_knobs = {
 	.max_bytes = 0,
 	.node_reserve_bytes = 32 << 20,
 	.capture_bytes = 0,		/* a fault captures the GPS page */
-	.keep_writable_ms = 0,		/* experimental */
+	.keep_writable_ms = 100,	/* written pages stay writable */
 	/* UVM's thrashing defaults: 3 moves within 2 s pin for 300 ms */
 	.um_thrash_threshold = 3,
 	.um_thrash_epoch_ms = 2000,

@@ -6,7 +6,8 @@
  * entry; the queue never holds more than its capacity and pushes its
  * oldest entries past the high watermark; the thread pushes while user
  * code computes, before the fence; the block_size knob sets what one
- * entry covers and rejects bad values.  Knobs are saved and restored.
+ * entry covers and rejects bad values.  Pages are not kept writable, so
+ * that stores fault and wake the thread.  Knobs are saved and restored.
  */
 #include "kselftest_harness.h"
 #include "gps_test.h"
@@ -24,7 +25,8 @@ FIXTURE_SETUP(queue)
 	/* Restored in reverse: capacity before watermark, as they nest. */
 	static const char *const knobs[] = {
 		"harvest_interval_us", "dirty_wake", "bulk_blocks",
-		"queue_watermark", "queue_capacity", "block_size", NULL,
+		"queue_watermark", "queue_capacity", "block_size",
+		"keep_writable_ms", NULL,
 	};
 
 	if (gps_fixture_setup(_metadata, gps_fx(self), 1, knobs))
@@ -32,6 +34,8 @@ FIXTURE_SETUP(queue)
 	self->node0 = gps_node_of(self->fd, 0);
 	/* No proactive pushes unless a test turns them on. */
 	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 0));
+	/* Every harvest protects: a store faults, and wakes the thread. */
+	ASSERT_EQ(0, gps_set_knob("keep_writable_ms", 0));
 	gps_fixture_alloc(_metadata, gps_fx(self), SZ, GPS_PAGE_64K, 1);
 	self->p = self->b.view[0];
 }
