@@ -57,6 +57,7 @@ static const struct {
 	{ "migrations", offsetof(struct gps_dev_stats, migrations) },
 	{ "bytes_migrated", offsetof(struct gps_dev_stats, bytes_migrated) },
 	{ "thrash_pins", offsetof(struct gps_dev_stats, thrash_pins) },
+	{ "thread_rounds", offsetof(struct gps_dev_stats, thread_rounds) },
 };
 
 static int gps_stats_show(struct seq_file *m, void *v)

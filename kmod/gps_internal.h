@@ -120,6 +120,7 @@ struct gps_dev_stats {
 	atomic64_t migrations;		/* managed pages moved here */
 	atomic64_t bytes_migrated;	/* their bytes */
 	atomic64_t thrash_pins;		/* managed pages pinned here */
+	atomic64_t thread_rounds;	/* of the push thread */
 	atomic64_t to_blocks[GPS_MAX_DEVICES];	/* traffic matrix row */
 	atomic64_t to_bytes[GPS_MAX_DEVICES];
 };

@@ -40,11 +40,21 @@ static bool gps_thread_pressed(struct gps_dev *dev)
 	return gps_thread_dirty(dev) >= READ_ONCE(gps_knobs.dirty_wake);
 }
 
-static bool gps_thread_wake(struct gps_dev *dev, unsigned int us)
+/*
+ * What ends the sleep: a stop, a changed interval, and, for a thread whose
+ * round left nothing dirty (@eager), dirty_wake replicas.  Pressure never
+ * ends the sleep of one that found its harvest_lock taken, or left
+ * replicas too young to harvest (it comes back when they are due): the
+ * lock's holder (a fence, a subscription change) may be waiting for this
+ * CPU (a flush, a work item), which a thread looping in the kernel would
+ * not give back, and young replicas would make it spin until they age.
+ */
+static bool gps_thread_wake(struct gps_dev *dev, unsigned int us,
+			    bool eager)
 {
 	return kthread_should_stop() ||
 	       READ_ONCE(gps_knobs.harvest_interval_us) != us ||
-	       (us && gps_thread_pressed(dev));
+	       (us && eager && gps_thread_pressed(dev));
 }
 
 static int gps_thread_fn(void *arg)
@@ -56,7 +66,7 @@ static int gps_thread_fn(void *arg)
 		unsigned int us = READ_ONCE(gps_knobs.harvest_interval_us);
 		unsigned long timeout = us ? usecs_to_jiffies(us) :
 					     MAX_SCHEDULE_TIMEOUT;
-		bool more = false;
+		bool more = false, eager = false;
 
 		if (us && mutex_trylock(&dev->harvest_lock)) {
 			/* Changed since read: see gps_threads_quiesce(). */
@@ -67,9 +77,12 @@ static int gps_thread_fn(void *arg)
 			more = gps_harvest(dev, GPS_BATCH, GPS_MIN_AGE_NS,
 					   NULL) == GPS_BATCH;
 			gps_push_aged(dev, timeout);
+			atomic64_inc(&dev->stats.thread_rounds);
 			/* Left young replicas: look again soon, not later. */
 			if (!more && gps_thread_dirty(dev))
 				timeout = min(timeout, 1UL);
+			else
+				eager = true;
 			mutex_unlock(&dev->harvest_lock);
 			/* The link model: no new round while it is busy. */
 			gps_link_wait(dev, false);
@@ -80,7 +93,8 @@ static int gps_thread_fn(void *arg)
 		}
 		/* A changed interval (from 0 too) ends the sleep at once. */
 		wait_event_freezable_timeout(dev->wait,
-					     gps_thread_wake(dev, us), timeout);
+					     gps_thread_wake(dev, us, eager),
+					     timeout);
 	}
 	return 0;
 }

@@ -5,10 +5,13 @@
  * block; a block harvested twice before it is pushed merges into one
  * entry; the queue never holds more than its capacity and pushes its
  * oldest entries past the high watermark; the thread pushes while user
- * code computes, before the fence; the block_size knob sets what one
+ * code computes, before the fence, and a fence on its CPU returns while
+ * it is pressed; the block_size knob sets what one
  * entry covers and rejects bad values.  Pages are not kept writable, so
  * that stores fault and wake the thread.  Knobs are saved and restored.
  */
+#include <sched.h>
+
 #include "kselftest_harness.h"
 #include "gps_test.h"
 
@@ -46,6 +49,38 @@ FIXTURE_TEARDOWN(queue)
 }
 
 #define STAT(name)	gps_stat(self->node0, name)
+
+/*
+ * A fence on the push thread's own CPU, with dirty replicas pressing the
+ * thread (dirty_wake 1), returns: the thread, finding its harvest_lock
+ * taken, sleeps instead of looping in the kernel where the fence holder
+ * would never get the CPU back (a soft lockup on one vCPU per node).
+ */
+TEST_F_TIMEOUT(queue, fences_on_the_threads_cpu_return, 120)
+{
+	unsigned char want[256];
+	struct timespec t0, t;
+	cpu_set_t cpus;
+	int i = 0;
+
+	if (self->nr < 2)
+		SKIP(return, "needs two devices");
+	ASSERT_EQ(0, gps_node_cpus(self->node0, &cpus));
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
+	ASSERT_EQ(0, gps_set_knob("dirty_wake", 1));
+	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 100));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		memset((void *)self->p, ++i, SZ);
+		ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 3);
+	TH_LOG("%d fences in 3 s", i);
+	ASSERT_EQ(0, gps_fence(self->fd, GPS_FENCE_ALL, NULL));
+	memset(want, i, sizeof(want));
+	ASSERT_EQ(-1, gps_replicas_differ(self->fd, &self->b, self->nr, 0,
+					  want, sizeof(want)));
+}
 
 /* 100 stores to one 128-byte block between harvests: one pushed block. */
 TEST_F(queue, stores_to_one_block_coalesce)
