@@ -21,9 +21,9 @@
  * page changed, is narrow: it captures only the faulting page, until a
  * second small page faults in the same epoch.  A sparse writer keeps one
  * twin; a dense one takes one fault per GPS page per epoch (two in its
- * first).  On by default (capture_bytes = 0, the
- * whole GPS page); PAGE_SIZE gives one fault per small page
- * (Documentation/reliability.rst, "Capture windows").
+ * first).  On by default (capture_bytes = 0, the whole GPS page);
+ * PAGE_SIZE gives one fault per small page (Documentation/reliability.rst,
+ * "Capture windows").
  *
  * Managed memory (GPS_MEM_MANAGED) has one copy per GPS page: a fault of a
  * view where the page is not first moves it there (gps_migrate.c).

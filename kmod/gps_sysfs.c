@@ -9,11 +9,11 @@
  * (GPS_KNOB_WAKE, GPS_KNOB_LINK_RESET, GPS_KNOB_QUEUE,
  * GPS_KNOB_QUIESCE).  One show prints any knob; one store parses with
  * kstrto* (a word for an enum), checks the range (-EINVAL, old value
- * kept), then, under gps_knob_lock, applies
- * the knob's check to a copy of the knobs, reshapes the queues if the
- * knob is part of their shape (every queue drained first; -ENOMEM or
- * -EINTR keep the old queues and value), publishes the copy and does the
- * side effects.  Only CAP_SYS_ADMIN may change knobs.
+ * kept), then, under gps_knob_lock, applies the knob's check to a copy of
+ * the knobs, reshapes the queues if the knob is part of their shape
+ * (every queue drained first; -ENOMEM or -EINTR keep the old queues and
+ * value), publishes the copy and does the side effects.  Only
+ * CAP_SYS_ADMIN may change knobs.
  * Documentation/ABI/testing/sysfs-kernel-gps describes each file.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt

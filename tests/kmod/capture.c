@@ -253,7 +253,7 @@ TEST_F(capture, stays_inside_the_mapping)
 	wf = STAT("write_faults");
 	for (i = 0; i < 4; i++)
 		p[i * SMALL] = 40 + i;
-	/* the second store widens the new replica: pages 5..7 captured */
+	/* the second fault (page 5) widens the new replica: 5..7 captured */
 	EXPECT_EQ(2, STAT("write_faults") - wf);
 	ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
 	for (i = 0; i < 16; i++) {
