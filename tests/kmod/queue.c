@@ -6,9 +6,9 @@
  * entry; the queue never holds more than its capacity and pushes its
  * oldest entries past the high watermark; the thread pushes while user
  * code computes, before the fence, and a fence on its CPU returns while
- * it is pressed; the block_size knob sets what one
- * entry covers and rejects bad values.  Pages are not kept writable, so
- * that stores fault and wake the thread.  Knobs are saved and restored.
+ * it is pressed; the block_size knob sets what one entry covers and
+ * rejects bad values.  Pages are not kept writable, so that stores fault
+ * and wake the thread.  Knobs are saved and restored.
  */
 #include <sched.h>
 
