@@ -44,10 +44,12 @@ static bool gps_thread_pressed(struct gps_dev *dev)
  * What ends the sleep: a stop, a changed interval, and, for a thread whose
  * round left nothing dirty (@eager), dirty_wake replicas.  Pressure never
  * ends the sleep of one that found its harvest_lock taken, or left
- * replicas too young to harvest (it comes back when they are due): the
+ * replicas too young to harvest: it sleeps one tick and tries again.  The
  * lock's holder (a fence, a subscription change) may be waiting for this
  * CPU (a flush, a work item), which a thread looping in the kernel would
  * not give back, and young replicas would make it spin until they age.
+ * The tick is what brings it back: one that slept its whole interval
+ * after losing the lock would leave dirty_wake unanswered that long.
  */
 static bool gps_thread_wake(struct gps_dev *dev, unsigned int us,
 			    bool eager)
@@ -86,6 +88,9 @@ static int gps_thread_fn(void *arg)
 			mutex_unlock(&dev->harvest_lock);
 			/* The link model: no new round while it is busy. */
 			gps_link_wait(dev, false);
+		} else if (us) {
+			/* The holder harvests now; retry next tick, not later. */
+			timeout = 1;
 		}
 		if (more) {
 			cond_resched();

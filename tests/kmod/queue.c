@@ -82,6 +82,47 @@ TEST_F_TIMEOUT(queue, fences_on_the_threads_cpu_return, 120)
 					  want, sizeof(want)));
 }
 
+/*
+ * A thread that found its harvest_lock taken by a fence still answers
+ * dirty_wake once the fence is over: stores made after a burst of fences
+ * racing the thread are harvested without a fence, well before the 10 s
+ * interval.  Five bursts; a thread that lost one race must come back.
+ */
+TEST_F_TIMEOUT(queue, thread_that_lost_its_lock_answers_dirty_wake, 120)
+{
+	struct timespec t0, t;
+	cpu_set_t cpus;
+	long long h;
+	int burst, i = 0;
+
+	if (self->nr < 2)
+		SKIP(return, "needs two devices");
+	/* On the thread's CPUs: a fence there is often preempted by it. */
+	ASSERT_EQ(0, gps_node_cpus(self->node0, &cpus));
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
+	ASSERT_EQ(0, gps_set_knob("dirty_wake", 1));
+	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 10000000));
+	for (burst = 0; burst < 5; burst++) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do {	/* a store wakes the thread; the fence races it */
+			i++;
+			self->p[(i % 4) * 65536] = i;
+			ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		} while ((t.tv_sec - t0.tv_sec) * 1000000000LL +
+			 t.tv_nsec - t0.tv_nsec < 300000000LL);
+		usleep(50 * 1000);
+		h = STAT("pages_harvested");
+		self->p[100] = burst + 1;
+		ASSERT_LT(h, gps_wait_stat_above(self->node0, "pages_harvested",
+						 h, 2000)) {
+			TH_LOG("burst %d (%d fences): no harvest in 2 s",
+			       burst, i);
+		}
+	}
+	ASSERT_EQ(0, gps_fence(self->fd, GPS_FENCE_ALL, NULL));
+}
+
 /* 100 stores to one 128-byte block between harvests: one pushed block. */
 TEST_F(queue, stores_to_one_block_coalesce)
 {
