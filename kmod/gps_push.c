@@ -42,6 +42,20 @@ static void gps_apply_page(u8 *dst, const u8 *src, const unsigned long *mask,
 		gps_bytes_apply(dst, src, mask, PAGE_SIZE);
 }
 
+/*
+ * What a push sends from: the source's twin when it has one, else its page
+ * (then no view maps it writable: it holds still).  The twin has the words
+ * the diffs read, each whole, and the bytes received since, so receivers
+ * and twin agree.  Never the page while it is writable: the writer may
+ * have gone on since the diff, and the masked bytes of a newer word would
+ * make a value never stored (tests/kmod/tearing.c).  gp->lock held.
+ */
+static struct page *gps_push_source(struct gps_replica *src,
+				    unsigned int sub)
+{
+	return src->twins[sub] ?: src->pages[sub];
+}
+
 /* Write one entry into every other subscriber's replica. */
 static void gps_push_entry(struct gps_dev *dev, struct gps_qentry *e,
 			   bool early, struct gps_fence_stats *st)
@@ -63,16 +77,7 @@ static void gps_push_entry(struct gps_dev *dev, struct gps_qentry *e,
 	spin_lock(&gp->lock);
 	src = gp->rep[dev->id];
 	if (src) {
-		/*
-		 * Send what the source's twin holds, or its page when it has
-		 * none (then no view maps it writable: it holds still).  The
-		 * twin has the words the diffs read, each whole, and the
-		 * bytes received since, so receivers and twin agree.  Not
-		 * the page while it is writable: the writer may have gone on
-		 * since the diff, and the masked bytes of a newer word would
-		 * make a value never stored (tests/kmod/tearing.c).
-		 */
-		p = kmap_local_page(src->twins[sub] ?: src->pages[sub]);
+		p = kmap_local_page(gps_push_source(src, sub));
 		gps_bytes_apply(e->data, p + poff, e->mask, bs);
 		kunmap_local(p);
 	}
@@ -143,12 +148,7 @@ void gps_push_page(struct gps_dev *dev, struct gps_replica *src,
 
 	lockdep_assert_held(&dev->harvest_lock);
 	spin_lock(&gp->lock);
-	/*
-	 * From the twin when there is one (the page was written again
-	 * since the diff): it holds what the diff read, so receivers and
-	 * twin agree on every byte sent; else the page, which holds still.
-	 */
-	from = kmap_local_page(src->twins[sub] ?: src->pages[sub]);
+	from = kmap_local_page(gps_push_source(src, sub));
 	subs = gp->subs & ~BIT_ULL(dev->id);
 	for_each_set_bit(d, &subs, gps_nr_devs) {
 		struct gps_replica *r = gp->rep[d];

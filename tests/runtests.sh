@@ -25,7 +25,31 @@
 # Prints "GPS-RESULT: PASS|FAIL|SKIP name" per result, "GPS-TIME: name Ns"
 # per program and, last,
 # "GPS-SUMMARY: passed=P failed=F skipped=S"; exits 1 if F > 0.
+#
+# A program past its timeout gets "GPS-BLOCKED:" lines first: the kernel
+# stacks of the tasks in D state (a deadlock names its waiters), and a
+# sysrq-w report in the kernel log (runtests.sh --blocked prints them).
 set -eu
+
+self=$(cd "$(dirname "$0")" && pwd)/${0##*/}
+
+if [ "${1:-}" = --blocked ]; then
+	echo "GPS-BLOCKED: the tasks in D state, with their kernel stacks"
+	for st in /proc/[0-9]*/status; do
+		grep -q '^State:.D' "$st" 2>/dev/null || continue
+		d=${st%/status}
+		echo "GPS-BLOCKED: ${d#/proc/} $(cat "$d/comm" 2>/dev/null)"
+		sed 's/^/GPS-BLOCKED:   /' "$d/stack" 2>/dev/null || true
+	done
+	# sysrq-w prints at KERN_INFO: above a quiet console's level
+	if [ -w /proc/sysrq-trigger ]; then
+		lvl=$(cut -f1 /proc/sys/kernel/printk)
+		echo 7 >/proc/sys/kernel/printk
+		echo w >/proc/sysrq-trigger
+		echo "$lvl" >/proc/sys/kernel/printk
+	fi
+	exit 0
+fi
 
 module=
 kcheck=0
@@ -96,8 +120,8 @@ run_timed() {
 		setsid "$1" 2>&1 &
 		pid=$!
 		setsid sh -c "sleep $tmo; touch '$tmp/timedout';
-			kill -TERM -$pid; sleep 5; kill -KILL -$pid" \
-			>/dev/null 2>&1 &
+			'$self' --blocked;
+			kill -TERM -$pid; sleep 5; kill -KILL -$pid" 2>/dev/null &
 		wd=$!
 		r=0
 		wait "$pid" || r=$?

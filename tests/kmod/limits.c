@@ -363,9 +363,10 @@ TEST_F_TIMEOUT(limits, nodes_fill_without_oom, 600)
  * 300 MB per node, while the child holds all but 400 MB of the free
  * memory): the write fails with ENOMEM or succeeds, and nobody is
  * OOM-killed for it; the old shape stays on failure.  In a child, so
- * that an OOM kill of the writer shows.
+ * that an OOM kill of the writer shows.  Filling a guest of 2 GiB takes
+ * emulated vCPUs on a busy host more than the default 30 s.
  */
-TEST_F(limits, huge_queue_shape_without_oom)
+TEST_F_TIMEOUT(limits, huge_queue_shape_without_oom, 180)
 {
 	long long ooms = vmstat("oom_kill");
 	int status;

@@ -201,12 +201,38 @@ static void write_spread(volatile unsigned char *p, unsigned char *want,
 	}
 }
 
+/* Who harvested, when a fence found less than the test wrote. */
+struct queue_who {
+	long long harvested, rounds, fences;
+};
+
+static struct queue_who queue_who(int node)
+{
+	struct queue_who w = {
+		.harvested = gps_stat(node, "pages_harvested"),
+		.rounds = gps_stat(node, "thread_rounds"),
+		.fences = gps_stat(node, "fences"),
+	};
+
+	return w;
+}
+
+#define WHO_LOG(w0, f) \
+	TH_LOG("since the writes: %lld pages harvested (%llu by the fence), " \
+	       "%lld thread rounds, %lld fences; interval %lld us", \
+	       queue_who(self->node0).harvested - (w0).harvested, \
+	       (unsigned long long)(f).pages_harvested, \
+	       queue_who(self->node0).rounds - (w0).rounds, \
+	       queue_who(self->node0).fences - (w0).fences, \
+	       gps_knob("harvest_interval_us"))
+
 /* capacity 8: watermark 7; 100 blocks all arrive, never 9 entries held. */
 TEST_F(queue, capacity_bounds_the_queue)
 {
 	size_t len = 100 * 256;
 	unsigned char *want = calloc(1, len);
 	struct gps_fence_args f;
+	struct queue_who w0;
 
 	if (self->nr < 2)
 		SKIP(return, "needs two devices");
@@ -218,9 +244,12 @@ TEST_F(queue, capacity_bounds_the_queue)
 	ASSERT_EQ(8, STAT("queue_capacity"));
 	ASSERT_EQ(0, STAT("queue_hwm"));	/* reset by the new shape */
 
+	w0 = queue_who(self->node0);
 	write_spread(self->p, want, 100);
 	ASSERT_EQ(0, gps_fence(self->fd, 0, &f));
-	ASSERT_EQ(100, f.blocks_pushed);
+	ASSERT_EQ(100, f.blocks_pushed) {
+		WHO_LOG(w0, f);
+	}
 	ASSERT_EQ(100 * (self->nr - 1), f.bytes_pushed);
 	ASSERT_EQ(-1, gps_replicas_differ(self->fd, &self->b, self->nr, 0,
 					  want, len));
@@ -235,14 +264,18 @@ TEST_F(queue, watermark_pushes_early)
 	long long early = STAT("blocks_pushed_early");
 	static unsigned char want[200 * 256];
 	struct gps_fence_args f;
+	struct queue_who w0;
 
 	if (self->nr < 2)
 		SKIP(return, "needs two devices");
 	ASSERT_EQ(0, gps_set_knob("bulk_blocks", 0));
 	ASSERT_EQ(0, gps_set_knob("queue_capacity", 8));
+	w0 = queue_who(self->node0);
 	write_spread(self->p, want, 100);
 	ASSERT_EQ(0, gps_fence(self->fd, 0, &f));
-	ASSERT_EQ(100, f.blocks_pushed);
+	ASSERT_EQ(100, f.blocks_pushed) {
+		WHO_LOG(w0, f);
+	}
 	/* All but the 7 under the watermark were pushed by it. */
 	ASSERT_EQ(early + 93, STAT("blocks_pushed_early"));
 
