@@ -91,6 +91,40 @@ result() {	# result PASS|FAIL|SKIP name [why]
 	echo "GPS-RESULT: $1 $prefix$2${3:+ ($3)}"
 }
 
+# The driver's knobs (/sys/kernel/gps, the files of mode 644) as "name
+# value" lines, in an order that writes them back: the queue's shape
+# first (a new block size or capacity resets the watermark).  A program
+# must leave them as it found them: one killed by a timeout skips its
+# teardown, and its knobs would fail later programs for no reason of
+# theirs (a block size of 4 KiB left by limits failed the queue test).
+knobs_dump() {
+	[ -d /sys/kernel/gps ] || return 0
+	for k in block_size queue_capacity queue_watermark $(
+		find /sys/kernel/gps -maxdepth 1 -type f -perm -u+w |
+		sed 's|.*/||' | sort | grep -v -x -e block_size \
+			-e queue_capacity -e queue_watermark); do
+		v=$(cat "/sys/kernel/gps/$k" 2>/dev/null) || continue
+		case $v in *"["*) v=${v#*[}; v=${v%%]*} ;; esac  # "[a] b": a
+		echo "$k $v"
+	done
+}
+
+# knobs_check name: fail @name if it changed a knob, and write them back
+knobs_check() {
+	[ -s "$tmp/knobs0" ] || return 0
+	knobs_dump >"$tmp/knobs1"
+	# gone (a test unloaded gps.ko): not this check's business
+	[ -s "$tmp/knobs1" ] || return 0
+	! cmp -s "$tmp/knobs0" "$tmp/knobs1" || return 0
+	changed=$(awk 'NR == FNR { v[$1] = $2; next }
+		v[$1] != $2 { printf "%s%s=%s (was %s)", s, $1, $2, v[$1]; s = ", " }' \
+		"$tmp/knobs0" "$tmp/knobs1")
+	while read -r k v; do
+		echo "$v" >"/sys/kernel/gps/$k" 2>/dev/null || true
+	done <"$tmp/knobs0"
+	result FAIL "$1" "left knobs changed: $changed; written back"
+}
+
 marker() {	# marker name: start of a test in the kernel log
 	seq=$((seq + 1))
 	mark="gps-runtests: [$seq] start $1"
@@ -137,6 +171,7 @@ run_one() {	# run_one path
 	marker "$name"
 	echo "=== $prefix$name"
 	start=$(date +%s)
+	knobs_dump >"$tmp/knobs0"
 	run_timed "$t"
 	rc=$(cat "$tmp/rc")
 	secs=$(($(date +%s) - start))
@@ -181,6 +216,7 @@ run_one() {	# run_one path
 		*) result FAIL "$name" "exit status $rc" ;;
 		esac
 	fi
+	knobs_check "$name"
 }
 
 if [ -n "$module" ]; then

@@ -39,6 +39,8 @@ FIXTURE_SETUP(queue)
 	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 0));
 	/* Every harvest protects: a store faults, and wakes the thread. */
 	ASSERT_EQ(0, gps_set_knob("keep_writable_ms", 0));
+	/* The blocks the tests count (not what an earlier program left). */
+	ASSERT_EQ(0, gps_set_knob("block_size", 128));
 	gps_fixture_alloc(_metadata, gps_fx(self), SZ, GPS_PAGE_64K, 1);
 	self->p = self->b.view[0];
 }
