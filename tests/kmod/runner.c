@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Description: the test runner's own promise about the driver's state.
+ * A program that leaves a knob of /sys/kernel/gps changed fails, by
+ * name, and the runner writes the knobs back: a test killed by its
+ * timeout skips its teardown, and what it left must fail that program,
+ * not the ones after it (a block size of 4 KiB left by a timed-out
+ * limits test once failed the queue tests).  Runs tests/runtests.sh on a
+ * program that changes block_size; from the tree's top (/gps in a guest).
+ */
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "gps_test.h"
+
+#define RUNNER	"tests/runtests.sh"
+
+TEST(program_that_leaves_a_knob_fails_and_knobs_come_back)
+{
+	static const char want[] =
+		"GPS-RESULT: FAIL inner: leaker (left knobs changed: block_size=";
+	char dir[] = "/tmp/gps-runner.XXXXXX", prog[64], cmd[160], line[512];
+	long long bs = gps_knob("block_size"), other;
+	int found = 0, status;
+	FILE *f;
+
+	if (access(RUNNER, R_OK))
+		SKIP(return, "no " RUNNER " (run from the tree's top)");
+	ASSERT_GT(bs, 0);
+	other = bs == 4096 ? 128 : 4096;
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(prog, sizeof(prog), "%s/leaker", dir);
+	f = fopen(prog, "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "#!/bin/sh\necho %lld > " GPS_SYSFS "block_size\n", other);
+	ASSERT_EQ(0, fclose(f));
+	ASSERT_EQ(0, chmod(prog, 0755));
+
+	snprintf(cmd, sizeof(cmd), "sh " RUNNER " -p inner %s 2>&1", prog);
+	f = popen(cmd, "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		TH_LOG("%s", strtok(line, "\n") ?: "");
+		found += !strncmp(line, want, sizeof(want) - 1);
+	}
+	status = pclose(f);
+	unlink(prog);
+	rmdir(dir);
+	/* written back, then failed by name, and the run failed */
+	ASSERT_EQ(bs, gps_knob("block_size"));
+	ASSERT_EQ(1, found);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(1, WEXITSTATUS(status));
+}
+
+TEST_HARNESS_MAIN
