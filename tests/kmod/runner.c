@@ -22,7 +22,9 @@ TEST(program_that_leaves_a_knob_fails_and_knobs_come_back)
 		"GPS-RESULT: FAIL inner: leaker (left knobs changed: block_size=";
 	char dir[] = "/tmp/gps-runner.XXXXXX", prog[64], cmd[160], line[512];
 	long long bs = gps_knob("block_size"), other;
+	static char out[8192];	/* what the runner said, for a failure */
 	int found = 0, status;
+	size_t used = 0;
 	FILE *f;
 
 	if (access(RUNNER, R_OK))
@@ -41,15 +43,22 @@ TEST(program_that_leaves_a_knob_fails_and_knobs_come_back)
 	f = popen(cmd, "r");
 	ASSERT_NE(NULL, f);
 	while (fgets(line, sizeof(line), f)) {
-		TH_LOG("%s", strtok(line, "\n") ?: "");
 		found += !strncmp(line, want, sizeof(want) - 1);
+		/* indented: none of its result lines starts a line here */
+		if (used < sizeof(out))
+			used += snprintf(out + used, sizeof(out) - used,
+					 "  | %s", line);
 	}
 	status = pclose(f);
 	unlink(prog);
 	rmdir(dir);
 	/* written back, then failed by name, and the run failed */
-	ASSERT_EQ(bs, gps_knob("block_size"));
-	ASSERT_EQ(1, found);
+	ASSERT_EQ(bs, gps_knob("block_size")) {
+		TH_LOG("the runner said:\n%s", out);
+	}
+	ASSERT_EQ(1, found) {
+		TH_LOG("the runner said:\n%s", out);
+	}
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(1, WEXITSTATUS(status));
 }
