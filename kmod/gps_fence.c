@@ -16,6 +16,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/ktime.h>
 #include <linux/sched/signal.h>
@@ -167,7 +168,11 @@ void gps_drain_all_locked(struct gps_fence_stats *st)
  * @block_size: bytes per entry
  *
  * Every queue is drained first, so no published store is lost.  On
- * failure the old queues stay.  Caller holds gps_knob_lock.
+ * failure the old queues stay.  A shape whose queues would take more
+ * than half the memory available is refused before anything is
+ * allocated: reclaiming the machine down to its watermarks for it would
+ * leave others' allocations to the OOM killer meanwhile.  Caller holds
+ * gps_knob_lock.
  *
  * Return: 0, -ENOMEM, or -EINTR if a fatal signal arrived while taking
  * the harvest_locks.
@@ -176,9 +181,13 @@ int gps_queues_reconfigure(unsigned int capacity, unsigned int watermark,
 			   unsigned int block_size)
 {
 	struct gps_queue *fresh;
+	size_t need;
 	int d, ret;
 
 	lockdep_assert_held(&gps_knob_lock);
+	need = gps_nr_devs * gps_queue_bytes(capacity, block_size);
+	if (need >> PAGE_SHIFT > si_mem_available() / 2)
+		return -ENOMEM;
 	fresh = kcalloc(gps_nr_devs, sizeof(*fresh), GFP_KERNEL);
 	if (!fresh)
 		return -ENOMEM;

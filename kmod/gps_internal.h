@@ -309,6 +309,7 @@ extern const struct vm_operations_struct gps_vm_ops;
 int gps_mmap(struct file *file, struct vm_area_struct *vma);
 
 /* gps_queue.c: the queue as a data structure, a leaf */
+size_t gps_queue_bytes(unsigned int capacity, unsigned int block_size);
 int gps_queue_init(struct gps_queue *q, int nid, unsigned int capacity,
 		   unsigned int watermark, unsigned int block_size);
 void gps_queue_destroy(struct gps_queue *q);

@@ -24,6 +24,30 @@
 #include <linux/lockdep.h>
 #include "gps_internal.h"
 
+static size_t gps_qmask_bytes(unsigned int block_size)
+{
+	return BITS_TO_LONGS(block_size) * sizeof(long);
+}
+
+static unsigned int gps_qhash_bits(unsigned int capacity)
+{
+	return ilog2(roundup_pow_of_two(capacity)) + 1;
+}
+
+/**
+ * gps_queue_bytes() - memory one queue of a shape takes
+ * @capacity: entries
+ * @block_size: bytes per entry
+ *
+ * Return: bytes of the entries, their masks and data, and the hash.
+ */
+size_t gps_queue_bytes(unsigned int capacity, unsigned int block_size)
+{
+	return (size_t)capacity * (sizeof(struct gps_qentry) +
+				   gps_qmask_bytes(block_size) + block_size) +
+	       (sizeof(struct hlist_head) << gps_qhash_bits(capacity));
+}
+
 /**
  * gps_queue_init() - allocate an empty queue
  * @q: queue to set up
@@ -37,7 +61,7 @@
 int gps_queue_init(struct gps_queue *q, int nid, unsigned int capacity,
 		   unsigned int watermark, unsigned int block_size)
 {
-	size_t mask_bytes = BITS_TO_LONGS(block_size) * sizeof(long);
+	size_t mask_bytes = gps_qmask_bytes(block_size);
 	/* A shape too big for the node fails the knob write, kills nobody. */
 	gfp_t gfp = GFP_KERNEL | __GFP_RETRY_MAYFAIL | __GFP_NOWARN;
 	unsigned int i;
@@ -47,7 +71,7 @@ int gps_queue_init(struct gps_queue *q, int nid, unsigned int capacity,
 	q->capacity = capacity;
 	q->watermark = watermark;
 	q->block_size = block_size;
-	q->hash_bits = ilog2(roundup_pow_of_two(capacity)) + 1;
+	q->hash_bits = gps_qhash_bits(capacity);
 	INIT_LIST_HEAD(&q->lru);
 	INIT_LIST_HEAD(&q->free);
 	q->entries = kvzalloc_node(array_size(capacity, sizeof(*q->entries)),
