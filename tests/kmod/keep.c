@@ -134,6 +134,23 @@ TEST_F(keep, value_put_back_is_published)
 	}
 }
 
+/*
+ * One 64 KiB GPS page on device 0, written once and fenced: left writable
+ * (kept) for @keep_ms.  Returns device 0's view of it.
+ */
+static volatile unsigned char *kept_page(struct __test_metadata *_metadata,
+					 struct gps_fixture *fx, int keep_ms)
+{
+	volatile unsigned char *p;
+
+	ASSERT_EQ(0, gps_set_knob("keep_writable_ms", keep_ms));
+	gps_fixture_alloc(_metadata, fx, GPS_PAGE_64K, GPS_PAGE_64K, 1);
+	p = fx->b.view[0];
+	p[0] = 1;
+	ASSERT_EQ(0, gps_fence(fx->fd, 0, NULL));
+	return p;
+}
+
 /* Past keep_writable_ms without a store: protected again, twin freed. */
 TEST_F(keep, idle_page_goes_back_to_faulting)
 {
@@ -143,12 +160,7 @@ TEST_F(keep, idle_page_goes_back_to_faulting)
 
 	if (!self->in_place)
 		SKIP(return, "harvests zap (protect_in_place = 0)");
-	ASSERT_EQ(0, gps_set_knob("keep_writable_ms", 20));
-	gps_fixture_alloc(_metadata, gps_fx(self), GPS_PAGE_64K, GPS_PAGE_64K,
-			  1);
-	p = self->b.view[0];
-	p[0] = 1;
-	ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));	/* kept */
+	p = kept_page(_metadata, gps_fx(self), 20);
 	EXPECT_EQ(1, STAT("twin_pages"));
 	nanosleep(&ts, NULL);
 	ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));	/* idle: protected */
@@ -167,34 +179,27 @@ TEST_F(keep, idle_page_goes_back_to_faulting)
  */
 TEST_F(keep, thread_pushes_a_kept_page_being_written)
 {
-	struct timespec ts = { 0, 2 * 1000 * 1000 }, t0, t;
+	struct timespec ts = { 0, 2 * 1000 * 1000 };
 	volatile unsigned char *p;
 	unsigned char c = 0;
-	long long wf;
+	long long wf, end;
 	int e;
 
 	if (!self->in_place)
 		SKIP(return, "harvests zap (protect_in_place = 0)");
-	ASSERT_EQ(0, gps_set_knob("keep_writable_ms", 10000));
-	gps_fixture_alloc(_metadata, gps_fx(self), GPS_PAGE_64K, GPS_PAGE_64K,
-			  1);
-	p = self->b.view[0];
-	p[0] = 1;
-	ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));	/* kept */
+	p = kept_page(_metadata, gps_fx(self), 10000);
 	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 1000));
 	wf = STAT("write_faults");
 	for (e = 2; e <= 4; e++) {
 		p[0] = e;
-		/* 3 s at most, well inside keep_writable_ms */
-		clock_gettime(CLOCK_MONOTONIC, &t0);
+		end = gps_now_ms() + 3000;	/* inside keep_writable_ms */
 		do {
 			ASSERT_EQ(0, gps_read(self->fd, &self->b, 1, 0, &c,
 					      1));
 			if (c == e)
 				break;
 			nanosleep(&ts, NULL);
-			clock_gettime(CLOCK_MONOTONIC, &t);
-		} while (t.tv_sec - t0.tv_sec < 3);
+		} while (gps_now_ms() < end);
 		EXPECT_EQ(e, c) TH_LOG("store %d not pushed in 3 s", e);
 	}
 	EXPECT_EQ(0, STAT("write_faults") - wf);

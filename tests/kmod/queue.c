@@ -53,6 +53,21 @@ FIXTURE_TEARDOWN(queue)
 #define STAT(name)	gps_stat(self->node0, name)
 
 /*
+ * On device 0's CPUs (where its push thread runs, so a fence there is
+ * often preempted by it), with every store waking the thread.
+ */
+static void press_the_thread(struct __test_metadata *_metadata, int node,
+			     unsigned long long interval_us)
+{
+	cpu_set_t cpus;
+
+	ASSERT_EQ(0, gps_node_cpus(node, &cpus));
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
+	ASSERT_EQ(0, gps_set_knob("dirty_wake", 1));
+	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", interval_us));
+}
+
+/*
  * A fence on the push thread's own CPU, with dirty replicas pressing the
  * thread (dirty_wake 1), returns: the thread, finding its harvest_lock
  * taken, sleeps instead of looping in the kernel where the fence holder
@@ -61,22 +76,17 @@ FIXTURE_TEARDOWN(queue)
 TEST_F_TIMEOUT(queue, fences_on_the_threads_cpu_return, 120)
 {
 	unsigned char want[256];
-	struct timespec t0, t;
-	cpu_set_t cpus;
+	long long end;
 	int i = 0;
 
 	if (self->nr < 2)
 		SKIP(return, "needs two devices");
-	ASSERT_EQ(0, gps_node_cpus(self->node0, &cpus));
-	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
-	ASSERT_EQ(0, gps_set_knob("dirty_wake", 1));
-	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 100));
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	press_the_thread(_metadata, self->node0, 100);
+	end = gps_now_ms() + 3000;
 	do {
 		memset((void *)self->p, ++i, SZ);
 		ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while (t.tv_sec - t0.tv_sec < 3);
+	} while (gps_now_ms() < end);
 	TH_LOG("%d fences in 3 s", i);
 	ASSERT_EQ(0, gps_fence(self->fd, GPS_FENCE_ALL, NULL));
 	memset(want, i, sizeof(want));
@@ -92,27 +102,19 @@ TEST_F_TIMEOUT(queue, fences_on_the_threads_cpu_return, 120)
  */
 TEST_F_TIMEOUT(queue, thread_that_lost_its_lock_answers_dirty_wake, 120)
 {
-	struct timespec t0, t;
-	cpu_set_t cpus;
-	long long h;
+	long long h, end;
 	int burst, i = 0;
 
 	if (self->nr < 2)
 		SKIP(return, "needs two devices");
-	/* On the thread's CPUs: a fence there is often preempted by it. */
-	ASSERT_EQ(0, gps_node_cpus(self->node0, &cpus));
-	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
-	ASSERT_EQ(0, gps_set_knob("dirty_wake", 1));
-	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 10000000));
+	press_the_thread(_metadata, self->node0, 10000000);
 	for (burst = 0; burst < 5; burst++) {
-		clock_gettime(CLOCK_MONOTONIC, &t0);
+		end = gps_now_ms() + 300;
 		do {	/* a store wakes the thread; the fence races it */
 			i++;
 			self->p[(i % 4) * 65536] = i;
 			ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
-			clock_gettime(CLOCK_MONOTONIC, &t);
-		} while ((t.tv_sec - t0.tv_sec) * 1000000000LL +
-			 t.tv_nsec - t0.tv_nsec < 300000000LL);
+		} while (gps_now_ms() < end);
 		usleep(50 * 1000);
 		h = STAT("pages_harvested");
 		self->p[100] = burst + 1;
@@ -219,14 +221,19 @@ static struct queue_who queue_who(int node)
 	return w;
 }
 
-#define WHO_LOG(w0, f) \
-	TH_LOG("since the writes: %lld pages harvested (%llu by the fence), " \
-	       "%lld thread rounds, %lld fences; interval %lld us", \
-	       queue_who(self->node0).harvested - (w0).harvested, \
-	       (unsigned long long)(f).pages_harvested, \
-	       queue_who(self->node0).rounds - (w0).rounds, \
-	       queue_who(self->node0).fences - (w0).fences, \
-	       gps_knob("harvest_interval_us"))
+#define WHO_LOG(w0, f)	who_log(_metadata, self->node0, w0, &(f))
+
+static void who_log(struct __test_metadata *_metadata, int node,
+		    struct queue_who w0, const struct gps_fence_args *f)
+{
+	struct queue_who w = queue_who(node);
+
+	TH_LOG("since the writes: %lld pages harvested (%llu by the fence), "
+	       "%lld thread rounds, %lld fences; interval %lld us",
+	       w.harvested - w0.harvested,
+	       (unsigned long long)f->pages_harvested, w.rounds - w0.rounds,
+	       w.fences - w0.fences, gps_knob("harvest_interval_us"));
+}
 
 /* capacity 8: watermark 7; 100 blocks all arrive, never 9 entries held. */
 TEST_F(queue, capacity_bounds_the_queue)
