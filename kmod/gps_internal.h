@@ -255,6 +255,14 @@ static inline struct gps_gpage *gps_gpage(struct gps_alloc *a, unsigned long i)
 	return (struct gps_gpage *)((char *)a->gpages + i * a->gpage_bytes);
 }
 
+/* @dev's row of the traffic matrix: what it sent device @to. */
+static inline void gps_count_traffic(struct gps_dev *dev, int to, u64 blocks,
+				     u64 bytes)
+{
+	atomic64_add(blocks, &dev->stats.to_blocks[to]);
+	atomic64_add(bytes, &dev->stats.to_bytes[to]);
+}
+
 /* gps_pagetable.c */
 struct gps_replica *gps_replica_alloc(struct gps_alloc *a, unsigned long gidx,
 				      int dev, bool zero);

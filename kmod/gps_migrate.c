@@ -98,8 +98,7 @@ static void gps_um_charge(int from, int to, u64 bytes, unsigned int blocks)
 {
 	struct gps_dev *dev = &gps_devs[from];
 
-	atomic64_add(blocks, &dev->stats.to_blocks[to]);
-	atomic64_add(bytes, &dev->stats.to_bytes[to]);
+	gps_count_traffic(dev, to, blocks, bytes);
 	mutex_lock(&dev->harvest_lock);
 	gps_link_charge(dev, bytes);
 	mutex_unlock(&dev->harvest_lock);

@@ -95,8 +95,7 @@ static void gps_push_entry(struct gps_dev *dev, struct gps_qentry *e,
 			gps_bytes_apply(p + poff, e->data, e->mask, bs);
 			kunmap_local(p);
 		}
-		atomic64_inc(&dev->stats.to_blocks[d]);
-		atomic64_add(nbytes, &dev->stats.to_bytes[d]);
+		gps_count_traffic(dev, d, 1, nbytes);
 		blocks++;
 		bytes += nbytes;
 	}
@@ -161,8 +160,7 @@ void gps_push_page(struct gps_dev *dev, struct gps_replica *src,
 			gps_apply_page(p, from, mask, nbytes);
 			kunmap_local(p);
 		}
-		atomic64_add(blocks, &dev->stats.to_blocks[d]);
-		atomic64_add(nbytes, &dev->stats.to_bytes[d]);
+		gps_count_traffic(dev, d, blocks, nbytes);
 		bytes += nbytes;
 		sent++;
 	}
