@@ -41,10 +41,9 @@
 /* Backoff of an idle kept replica: 200 us << 20 exceeds any keep. */
 #define GPS_IDLE_MAX	20
 
-/* Diff output of one small page: byte mask and a copy of the page. */
+/* Diff output of one small page: the byte mask of what changed. */
 struct gps_diff {
 	unsigned long mask[BITS_TO_LONGS(PAGE_SIZE)];
-	u8 data[PAGE_SIZE];
 };
 
 /**
@@ -318,17 +317,16 @@ static unsigned int gps_changed_blocks(const unsigned long *mask,
 }
 
 /*
- * Step 3 for one small page: the mask of changed bytes goes to @df, and
- * unless the page will be pushed whole (@bulk or more changed blocks),
- * a copy of the changed blocks too, taken under the same lock so that
- * data and mask agree.  Returns the number of changed blocks.
+ * Step 3 for one small page: the mask of changed bytes goes to @df (the
+ * bytes stay in the twin, or in the page that holds still, for the push).
+ * Returns the number of changed blocks.
  */
 static unsigned int gps_diff_page(struct gps_replica *r, unsigned int sub,
-				  unsigned int bs, unsigned int bulk,
-				  struct gps_diff *df, struct page **free_twin)
+				  unsigned int bs, struct gps_diff *df,
+				  struct page **free_twin)
 {
 	struct gps_gpage *gp = gps_gpage(r->alloc, r->gidx);
-	unsigned int nb = 0, k;
+	unsigned int nb = 0;
 	bool keep;
 	u64 *twin;
 	u8 *cur;
@@ -353,14 +351,6 @@ static unsigned int gps_diff_page(struct gps_replica *r, unsigned int sub,
 	gps_diff_words((u64 *)cur, twin, df->mask, PAGE_SIZE / sizeof(u64),
 		       keep);
 	nb = gps_changed_blocks(df->mask, bs);
-	if (nb && (!bulk || nb < bulk)) {
-		/* What the mask speaks of: the twin, or the still page. */
-		u8 *from = keep ? (u8 *)twin : cur;
-
-		for (k = 0; k < PAGE_SIZE; k += bs)
-			if (!bitmap_empty(df->mask + k / BITS_PER_LONG, bs))
-				memcpy(df->data + k, from + k, bs);
-	}
 	kunmap_local(twin);
 	kunmap_local(cur);
 
@@ -398,7 +388,7 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
 		u64 first_block = (((u64)r->gidx << a->gshift) +
 				   ((u64)i << PAGE_SHIFT)) / bs;
 
-		unsigned int nb = gps_diff_page(r, i, bs, bulk, df, &twin);
+		unsigned int nb = gps_diff_page(r, i, bs, df, &twin);
 
 		pages++;
 		changed += nb > 0;
@@ -411,8 +401,7 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
 
 				if (bitmap_empty(m, bs))
 					continue;
-				gps_push_block(dev, a, first_block + k, m,
-					       df->data + k * bs, st);
+				gps_push_block(dev, a, first_block + k, m, st);
 			}
 		}
 		if (twin) {

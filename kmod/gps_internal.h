@@ -67,7 +67,11 @@
 #include <linux/mm_types.h>
 #include <linux/gps.h>
 
-/* One entry of a coalescing write queue: one block, its changed bytes. */
+/*
+ * One entry of a coalescing write queue: one block and the mask of its
+ * changed bytes.  The bytes stay in the source replica (its twin while it
+ * has one), read when the entry is pushed.
+ */
 struct gps_qentry {
 	struct list_head lru;		/* queue order, oldest first */
 	struct hlist_node hash;		/* lookup by (allocation, block) */
@@ -75,7 +79,6 @@ struct gps_qentry {
 	u64 block;			/* block index within the allocation */
 	unsigned long added;		/* jiffies when added */
 	unsigned long *mask;		/* changed bytes: block_size bits */
-	u8 *data;			/* block_size bytes */
 };
 
 /* Per-device coalescing write queue; used under gps_dev.harvest_lock. */
@@ -89,7 +92,7 @@ struct gps_queue {
 	struct list_head free;		/* unused entries */
 	struct hlist_head *hash;
 	struct gps_qentry *entries;	/* capacity entries */
-	void *storage;			/* masks and data of all entries */
+	void *storage;			/* masks of all entries */
 };
 
 /* Counters of one device; updated with atomics, read by debugfs. */
@@ -324,16 +327,15 @@ void gps_queue_destroy(struct gps_queue *q);
 struct gps_qentry *gps_queue_oldest(struct gps_dev *dev);
 void gps_queue_release(struct gps_dev *dev, struct gps_qentry *e);
 bool gps_queue_merge(struct gps_dev *dev, struct gps_alloc *a, u64 block,
-		     const unsigned long *mask, const u8 *data);
+		     const unsigned long *mask);
 void gps_queue_insert(struct gps_dev *dev, struct gps_alloc *a, u64 block,
-		      const unsigned long *mask, const u8 *data);
+		      const unsigned long *mask);
 void gps_queue_purge(struct gps_dev *dev, struct gps_alloc *a);
 void gps_queue_swap(struct gps_dev *dev, struct gps_queue *fresh);
 
 /* gps_push.c: entries and pages into the other replicas */
 void gps_push_block(struct gps_dev *dev, struct gps_alloc *a, u64 block,
-		    const unsigned long *mask, const u8 *data,
-		    struct gps_fence_stats *st);
+		    const unsigned long *mask, struct gps_fence_stats *st);
 void gps_push_oldest(struct gps_dev *dev, bool early,
 		     struct gps_fence_stats *st);
 void gps_push_drain(struct gps_dev *dev, struct gps_fence_stats *st);

@@ -477,8 +477,8 @@ static int gps_devs_init(void)
 		if (ret)
 			goto err_free;
 		dev->scratch = kmalloc_node(sizeof(unsigned long) *
-					    BITS_TO_LONGS(PAGE_SIZE) +
-					    PAGE_SIZE, GFP_KERNEL, nid);
+					    BITS_TO_LONGS(PAGE_SIZE),
+					    GFP_KERNEL, nid);
 		if (!dev->scratch) {
 			ret = -ENOMEM;
 			goto err_free;

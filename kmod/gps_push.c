@@ -56,7 +56,11 @@ static struct page *gps_push_source(struct gps_replica *src,
 	return src->twins[sub] ?: src->pages[sub];
 }
 
-/* Write one entry into every other subscriber's replica. */
+/*
+ * Write one entry into every other subscriber's replica, the masked bytes
+ * read from the source once, under the GPS page lock.  A source gone (a
+ * managed page moved away, its only copy with it) leaves nothing to send.
+ */
 static void gps_push_entry(struct gps_dev *dev, struct gps_qentry *e,
 			   bool early, struct gps_fence_stats *st)
 {
@@ -70,40 +74,36 @@ static void gps_push_entry(struct gps_dev *dev, struct gps_qentry *e,
 	struct gps_replica *src, *r;
 	u64 blocks = 0, bytes = 0;
 	unsigned long subs;
-	u8 *p;
+	u8 *from, *p;
 	int d;
 
 	lockdep_assert_held(&dev->harvest_lock);
 	spin_lock(&gp->lock);
 	src = gp->rep[dev->id];
-	if (src) {
-		p = kmap_local_page(gps_push_source(src, sub));
-		gps_bytes_apply(e->data, p + poff, e->mask, bs);
-		kunmap_local(p);
-	}
-	nbytes = bitmap_weight(e->mask, bs);
 	subs = gp->subs & ~BIT_ULL(dev->id);
+	nbytes = bitmap_weight(e->mask, bs);
+	if (!src || !subs || !nbytes) {
+		spin_unlock(&gp->lock);
+		return;
+	}
+	from = kmap_local_page(gps_push_source(src, sub));
 	for_each_set_bit(d, &subs, gps_nr_devs) {
-		if (!nbytes)
-			break;
 		r = gp->rep[d];
 		p = kmap_local_page(r->pages[sub]);
-		gps_bytes_apply(p + poff, e->data, e->mask, bs);
+		gps_bytes_apply(p + poff, from + poff, e->mask, bs);
 		kunmap_local(p);
 		if (r->twins[sub]) {
 			p = kmap_local_page(r->twins[sub]);
-			gps_bytes_apply(p + poff, e->data, e->mask, bs);
+			gps_bytes_apply(p + poff, from + poff, e->mask, bs);
 			kunmap_local(p);
 		}
 		gps_count_traffic(dev, d, 1, nbytes);
 		blocks++;
 		bytes += nbytes;
 	}
+	kunmap_local(from);
 	spin_unlock(&gp->lock);
 
-	/* No other subscriber: nothing sent. */
-	if (!blocks)
-		return;
 	gps_link_charge(dev, bytes);
 	atomic64_inc(&dev->stats.blocks_pushed);
 	atomic64_add(bytes, &dev->stats.bytes_pushed);
@@ -208,7 +208,6 @@ void gps_push_oldest(struct gps_dev *dev, bool early,
  * @a: allocation
  * @block: block index within the allocation
  * @mask: changed bytes, block_size bits
- * @data: the block's bytes
  * @st: fence statistics, or NULL
  *
  * A block already queued merges; a new one takes an entry, the oldest
@@ -217,16 +216,15 @@ void gps_push_oldest(struct gps_dev *dev, bool early,
  * least recently added).
  */
 void gps_push_block(struct gps_dev *dev, struct gps_alloc *a, u64 block,
-		    const unsigned long *mask, const u8 *data,
-		    struct gps_fence_stats *st)
+		    const unsigned long *mask, struct gps_fence_stats *st)
 {
 	struct gps_queue *q = &dev->queue;
 
-	if (gps_queue_merge(dev, a, block, mask, data))
+	if (gps_queue_merge(dev, a, block, mask))
 		return;
 	if (q->count >= q->capacity)
 		gps_push_oldest(dev, true, st);
-	gps_queue_insert(dev, a, block, mask, data);
+	gps_queue_insert(dev, a, block, mask);
 	while (q->count > q->watermark)
 		gps_push_oldest(dev, true, st);
 }

@@ -5,10 +5,12 @@
  * The paper's remote write queue: fully associative, one entry per cache
  * block (block_size bytes, 128 by default) with a byte mask of the bytes
  * that changed.  A block already queued absorbs new changes (a coalescing
- * hit, counted as blocks_merged).  The queue is only the data structure:
- * it never pushes.  gps_push.c decides when an entry leaves it (the
- * high watermark, a fence, the thread's age limit) and writes it into
- * the other replicas.
+ * hit, counted as blocks_merged).  An entry holds no copy of the bytes:
+ * the push reads them from the source replica, which holds them anyway
+ * (the twin the diff updated, or the page while no view may write it).
+ * The queue is only the data structure: it never pushes.  gps_push.c
+ * decides when an entry leaves it (the high watermark, a fence, the
+ * thread's age limit) and writes it into the other replicas.
  *
  * A leaf: it calls no other part of the driver.  A queue is used only
  * with its device's harvest_lock held.
@@ -39,12 +41,12 @@ static unsigned int gps_qhash_bits(unsigned int capacity)
  * @capacity: entries
  * @block_size: bytes per entry
  *
- * Return: bytes of the entries, their masks and data, and the hash.
+ * Return: bytes of the entries, their masks, and the hash.
  */
 size_t gps_queue_bytes(unsigned int capacity, unsigned int block_size)
 {
 	return (size_t)capacity * (sizeof(struct gps_qentry) +
-				   gps_qmask_bytes(block_size) + block_size) +
+				   gps_qmask_bytes(block_size)) +
 	       (sizeof(struct hlist_head) << gps_qhash_bits(capacity));
 }
 
@@ -78,8 +80,7 @@ int gps_queue_init(struct gps_queue *q, int nid, unsigned int capacity,
 				   gfp, nid);
 	q->hash = kvzalloc_node(array_size(1U << q->hash_bits, sizeof(*q->hash)),
 				gfp, nid);
-	q->storage = kvmalloc_node((size_t)capacity * (mask_bytes + block_size),
-				   gfp, nid);
+	q->storage = kvmalloc_node(array_size(capacity, mask_bytes), gfp, nid);
 	if (!q->entries || !q->hash || !q->storage) {
 		gps_queue_destroy(q);
 		return -ENOMEM;
@@ -89,8 +90,7 @@ int gps_queue_init(struct gps_queue *q, int nid, unsigned int capacity,
 		struct gps_qentry *e = &q->entries[i];
 
 		e->mask = (unsigned long *)p;
-		e->data = p + mask_bytes;
-		p += mask_bytes + block_size;
+		p += mask_bytes;
 		list_add_tail(&e->lru, &q->free);
 	}
 	return 0;
@@ -152,23 +152,19 @@ void gps_queue_release(struct gps_dev *dev, struct gps_qentry *e)
  * @a: allocation
  * @block: block index within the allocation
  * @mask: changed bytes, block_size bits
- * @data: the block's bytes
  *
  * Return: true on a coalescing hit; false if the block has no entry, and
  * then nothing changed.
  */
 bool gps_queue_merge(struct gps_dev *dev, struct gps_alloc *a, u64 block,
-		     const unsigned long *mask, const u8 *data)
+		     const unsigned long *mask)
 {
 	struct gps_queue *q = &dev->queue;
 	struct gps_qentry *e;
-	unsigned int s, end;
 
 	gps_queue_assert(dev);
 	hlist_for_each_entry(e, gps_qhash(q, a, block), hash) {
 		if (e->alloc == a && e->block == block) {
-			for_each_set_bitrange(s, end, mask, q->block_size)
-				memcpy(e->data + s, data + s, end - s);
 			bitmap_or(e->mask, e->mask, mask, q->block_size);
 			atomic64_inc(&dev->stats.blocks_merged);
 			return true;
@@ -184,10 +180,9 @@ bool gps_queue_merge(struct gps_dev *dev, struct gps_alloc *a, u64 block,
  * @a: allocation
  * @block: block index within the allocation
  * @mask: changed bytes, block_size bits
- * @data: the block's bytes
  */
 void gps_queue_insert(struct gps_dev *dev, struct gps_alloc *a, u64 block,
-		      const unsigned long *mask, const u8 *data)
+		      const unsigned long *mask)
 {
 	struct gps_queue *q = &dev->queue;
 	struct gps_qentry *e;
@@ -201,7 +196,6 @@ void gps_queue_insert(struct gps_dev *dev, struct gps_alloc *a, u64 block,
 	e->block = block;
 	e->added = jiffies;
 	bitmap_copy(e->mask, mask, q->block_size);
-	memcpy(e->data, data, q->block_size);
 	list_move_tail(&e->lru, &q->lru);
 	hlist_add_head(&e->hash, gps_qhash(q, a, block));
 	q->count++;
