@@ -68,13 +68,24 @@ TEST(diff_words_marks_changes_and_updates_twin_on_request)
 	unsigned int i;
 
 	for (n = 0; n < 200; n++) {
-		update = n & 1;
+		update = (n / 6) & 1;
 		for (i = 0; i < PG / 8; i++)
 			twin[i] = cur[i] = rnd();
 		/* some words untouched, some whole, some a few bytes */
 		for (i = 0; i < PG; i++)
-			if ((int)(rnd() % 100) < (n % 5) * 20)
+			if ((int)(rnd() % 100) < (n % 6) * 20)
 				((u8 *)cur)[i] ^= (u8)(1 + rnd() % 255);
+		/* runs of 64 bytes all rewritten, or all but one byte */
+		for (i = 0; n % 3 == 2 && i < PG; i += 64) {
+			unsigned int k, keep = rnd() % 4 ? 64 : rnd() % 64;
+
+			if (rnd() % 2)
+				continue;
+			for (k = 0; k < 64; k++)
+				if (k != keep)
+					((u8 *)cur)[i + k] =
+						((u8 *)twin)[i + k] ^ 0x5a;
+		}
 		memcpy(orig, twin, PG);
 		memset(mask, 0, sizeof(mask));
 		gps_diff_words(cur, twin, mask, PG / 8, update);

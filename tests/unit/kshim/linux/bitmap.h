@@ -8,6 +8,7 @@
 #define _GPS_KSHIM_BITMAP_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -17,7 +18,7 @@ typedef uint64_t u64;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && !defined(__LITTLE_ENDIAN)
 #define __LITTLE_ENDIAN 1234
 #endif
-#define BITS_PER_LONG		(sizeof(long) * CHAR_BIT)
+#define BITS_PER_LONG		(__SIZEOF_LONG__ * CHAR_BIT)
 #define BITS_TO_LONGS(n)	(((n) + BITS_PER_LONG - 1) / BITS_PER_LONG)
 #define READ_ONCE(x)		(*(const volatile __typeof__(x) *)&(x))
 
