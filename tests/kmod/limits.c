@@ -376,15 +376,17 @@ static long long direct_reclaims(void)
 }
 
 /*
- * The largest queue shape (65536 entries of 4 KiB blocks) while the
- * child holds all but 400 MiB of the free memory: the write fails with
- * ENOMEM or succeeds, and nobody is OOM-killed for it; the old shape
- * stays on failure.  A refusal costs no direct reclaim: a reshape that
- * first drains the machine to its watermarks leaves everyone else's
- * allocations to the OOM killer meanwhile (CI's 4-node guest saw it when
- * an entry held a copy of its block: 272 MiB per node).  In a child, so that an OOM
- * kill of the writer shows.  Filling a guest of 2 GiB takes emulated
- * vCPUs on a busy host more than the default 30 s.
+ * The largest queue shape (65536 entries of 4 KiB blocks: 37 MiB a
+ * device) while the child holds all but 400 MiB of the free memory: the
+ * write fails with ENOMEM or succeeds, and nobody is OOM-killed for it;
+ * the old shape stays on failure.  A refusal costs no direct reclaim: a
+ * reshape that first drains the machine to its watermarks leaves
+ * everyone else's allocations to the OOM killer meanwhile (CI's 4-node
+ * guest saw it when an entry held a copy of its block: 272 MiB a
+ * device).  Less than 400 MiB left is not safe for the fill itself: at
+ * 128 MiB the child's own memset was OOM-killed on a 4-node guest.  In a
+ * child, so that an OOM kill of the writer shows.  Filling a guest of 2
+ * GiB takes emulated vCPUs on a busy host more than the default 30 s.
  */
 TEST_F_TIMEOUT(limits, huge_queue_shape_without_oom, 180)
 {
