@@ -27,75 +27,41 @@ static inline unsigned long gps_bytes_differ(u64 a, u64 b)
 #endif
 }
 
-/* No byte of @x is zero: all eight bytes of a word changed. */
-static inline bool gps_bytes_all(u64 x)
-{
-	return !((x - 0x0101010101010101ULL) & ~x & 0x8080808080808080ULL);
-}
-
-/* One word of a diff: @c, loaded once, against twin word @t. */
-static inline void gps_diff_word(u64 c, u64 *t, unsigned long *mask,
-				 unsigned int w, bool update)
-{
-	u64 x = c ^ *t;
-	unsigned long bits;
-
-	if (!x)
-		return;
-	/* All eight bytes changed (dense writes): skip the gather. */
-	bits = gps_bytes_all(x) ? 0xff : gps_bytes_differ(c, *t);
-#ifdef __LITTLE_ENDIAN
-	((u8 *)mask)[w] = bits;
-#else
-	bitmap_set_value8(mask, bits, w * 8);
-#endif
-	if (update)
-		*t = c;
-}
-
 /*
  * Diff @nwords words of @cur against @twin: set a bit in @mask (zeroed by
  * the caller) for each changed byte and, if @update, copy changed words
  * into @twin.  @cur may be written meanwhile: each word is loaded once,
  * so the twin holds exactly the value the mask was computed from.
- *
- * Eight words (one mask word) at a time: a run of untouched or of wholly
- * rewritten words, what pages mostly hold, costs one test and one store
- * of the mask; the others go word by word.
  */
 static inline void gps_diff_words(const u64 *cur, u64 *twin,
 				  unsigned long *mask, unsigned int nwords,
 				  bool update)
 {
-	unsigned int w = 0, k;
+	unsigned int w;
 
-#if BITS_PER_LONG == 64
-	for (; w + 8 <= nwords; w += 8) {
-		u64 c[8], any = 0;
-		bool all = true;
+	for (w = 0; w < nwords; w++) {
+		u64 c = READ_ONCE(cur[w]);
+		u64 x = c ^ twin[w];
+		unsigned long bits;
 
-		for (k = 0; k < 8; k++) {
-			u64 x;
-
-			c[k] = READ_ONCE(cur[w + k]);
-			x = c[k] ^ twin[w + k];
-			any |= x;
-			all &= gps_bytes_all(x);
-		}
-		if (!any)
+		if (!x)
 			continue;
-		if (all) {
-			mask[w / 8] = ~0UL;
-			if (update)
-				memcpy(twin + w, c, sizeof(c));
-			continue;
-		}
-		for (k = 0; k < 8; k++)
-			gps_diff_word(c[k], &twin[w + k], mask, w + k, update);
-	}
+		/*
+		 * No zero byte in x: all eight bytes changed (the common
+		 * case of dense writes), skip the gather.
+		 */
+		if (!((x - 0x0101010101010101ULL) & ~x & 0x8080808080808080ULL))
+			bits = 0xff;
+		else
+			bits = gps_bytes_differ(c, twin[w]);
+#ifdef __LITTLE_ENDIAN
+		((u8 *)mask)[w] = bits;
+#else
+		bitmap_set_value8(mask, bits, w * 8);
 #endif
-	for (; w < nwords; w++)
-		gps_diff_word(READ_ONCE(cur[w]), &twin[w], mask, w, update);
+		if (update)
+			twin[w] = c;
+	}
 }
 
 /*
