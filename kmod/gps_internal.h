@@ -73,7 +73,6 @@
  * has one), read when the entry is pushed.
  */
 struct gps_qentry {
-	struct list_head lru;		/* queue order, oldest first */
 	struct hlist_node hash;		/* lookup by (allocation, block) */
 	struct gps_alloc *alloc;
 	u64 block;			/* block index within the allocation */
@@ -88,8 +87,13 @@ struct gps_queue {
 	unsigned int block_size;
 	unsigned int count;
 	unsigned int hash_bits;
-	struct list_head lru;		/* live entries, least recent first */
-	struct list_head free;		/* unused entries */
+	unsigned int head;		/* ring index of the oldest entry */
+	/*
+	 * A FIFO: merging does not refresh an entry's age, so entries leave
+	 * in the order they came (but for an allocation's purge).
+	 */
+	struct gps_qentry **ring;	/* live entries from head, capacity */
+	struct gps_qentry **spare;	/* unused: capacity - count of them */
 	struct hlist_head *hash;
 	struct gps_qentry *entries;	/* capacity entries */
 	void *storage;			/* masks of all entries */
@@ -325,7 +329,7 @@ int gps_queue_init(struct gps_queue *q, int nid, unsigned int capacity,
 		   unsigned int watermark, unsigned int block_size);
 void gps_queue_destroy(struct gps_queue *q);
 struct gps_qentry *gps_queue_oldest(struct gps_dev *dev);
-void gps_queue_release(struct gps_dev *dev, struct gps_qentry *e);
+void gps_queue_pop(struct gps_dev *dev);
 bool gps_queue_merge(struct gps_dev *dev, struct gps_alloc *a, u64 block,
 		     const unsigned long *mask);
 void gps_queue_insert(struct gps_dev *dev, struct gps_alloc *a, u64 block,

@@ -199,7 +199,7 @@ void gps_push_oldest(struct gps_dev *dev, bool early,
 	if (!e)
 		return;
 	gps_push_entry(dev, e, early, st);
-	gps_queue_release(dev, e);
+	gps_queue_pop(dev);
 }
 
 /**

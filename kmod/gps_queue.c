@@ -41,11 +41,12 @@ static unsigned int gps_qhash_bits(unsigned int capacity)
  * @capacity: entries
  * @block_size: bytes per entry
  *
- * Return: bytes of the entries, their masks, and the hash.
+ * Return: bytes of the entries, their masks, the ring, and the hash.
  */
 size_t gps_queue_bytes(unsigned int capacity, unsigned int block_size)
 {
 	return (size_t)capacity * (sizeof(struct gps_qentry) +
+				   2 * sizeof(struct gps_qentry *) +
 				   gps_qmask_bytes(block_size)) +
 	       (sizeof(struct hlist_head) << gps_qhash_bits(capacity));
 }
@@ -74,24 +75,25 @@ int gps_queue_init(struct gps_queue *q, int nid, unsigned int capacity,
 	q->watermark = watermark;
 	q->block_size = block_size;
 	q->hash_bits = gps_qhash_bits(capacity);
-	INIT_LIST_HEAD(&q->lru);
-	INIT_LIST_HEAD(&q->free);
 	q->entries = kvzalloc_node(array_size(capacity, sizeof(*q->entries)),
 				   gfp, nid);
 	q->hash = kvzalloc_node(array_size(1U << q->hash_bits, sizeof(*q->hash)),
 				gfp, nid);
 	q->storage = kvmalloc_node(array_size(capacity, mask_bytes), gfp, nid);
-	if (!q->entries || !q->hash || !q->storage) {
+	q->ring = kvmalloc_node(array3_size(2, capacity, sizeof(*q->ring)),
+				gfp, nid);
+	if (!q->entries || !q->hash || !q->storage || !q->ring) {
 		gps_queue_destroy(q);
 		return -ENOMEM;
 	}
+	q->spare = q->ring + capacity;
 	p = q->storage;
 	for (i = 0; i < capacity; i++) {
 		struct gps_qentry *e = &q->entries[i];
 
 		e->mask = (unsigned long *)p;
 		p += mask_bytes;
-		list_add_tail(&e->lru, &q->free);
+		q->spare[i] = e;
 	}
 	return 0;
 }
@@ -101,9 +103,12 @@ void gps_queue_destroy(struct gps_queue *q)
 	kvfree(q->entries);
 	kvfree(q->hash);
 	kvfree(q->storage);
+	kvfree(q->ring);
 	q->entries = NULL;
 	q->hash = NULL;
 	q->storage = NULL;
+	q->ring = NULL;
+	q->spare = NULL;
 }
 
 static struct hlist_head *gps_qhash(struct gps_queue *q, struct gps_alloc *a,
@@ -117,6 +122,23 @@ static void gps_queue_assert(struct gps_dev *dev)
 	lockdep_assert_held(&dev->harvest_lock);
 }
 
+/* Ring index @n places after @i. */
+static unsigned int gps_qring(const struct gps_queue *q, unsigned int i,
+			      unsigned int n)
+{
+	i += n;
+	return i >= q->capacity ? i - q->capacity : i;
+}
+
+/* Out of the lookup, back to the spares; the caller fixes the ring. */
+static void gps_queue_free(struct gps_queue *q, struct gps_qentry *e)
+{
+	hlist_del(&e->hash);
+	e->alloc = NULL;
+	q->count--;
+	q->spare[q->capacity - q->count - 1] = e;
+}
+
 /**
  * gps_queue_oldest() - the least recently added entry
  * @dev: device, harvest_lock held
@@ -125,25 +147,25 @@ static void gps_queue_assert(struct gps_dev *dev)
  */
 struct gps_qentry *gps_queue_oldest(struct gps_dev *dev)
 {
+	struct gps_queue *q = &dev->queue;
+
 	gps_queue_assert(dev);
-	return list_first_entry_or_null(&dev->queue.lru, struct gps_qentry,
-					lru);
+	return q->count ? q->ring[q->head] : NULL;
 }
 
 /**
- * gps_queue_release() - take a pushed entry out of the queue
- * @dev: device, harvest_lock held
- * @e: entry of @dev's queue
+ * gps_queue_pop() - take the oldest entry, just pushed, out of the queue
+ * @dev: device, harvest_lock held, its queue not empty
  */
-void gps_queue_release(struct gps_dev *dev, struct gps_qentry *e)
+void gps_queue_pop(struct gps_dev *dev)
 {
 	struct gps_queue *q = &dev->queue;
 
 	gps_queue_assert(dev);
-	hlist_del(&e->hash);
-	list_move_tail(&e->lru, &q->free);
-	e->alloc = NULL;
-	q->count--;
+	if (WARN_ON_ONCE(!q->count))
+		return;
+	gps_queue_free(q, q->ring[q->head]);
+	q->head = gps_qring(q, q->head, 1);
 }
 
 /**
@@ -191,12 +213,12 @@ void gps_queue_insert(struct gps_dev *dev, struct gps_alloc *a, u64 block,
 	gps_queue_assert(dev);
 	if (WARN_ON_ONCE(q->count >= q->capacity))
 		return;
-	e = list_first_entry(&q->free, struct gps_qentry, lru);
+	e = q->spare[q->capacity - q->count - 1];
 	e->alloc = a;
 	e->block = block;
 	e->added = jiffies;
 	bitmap_copy(e->mask, mask, q->block_size);
-	list_move_tail(&e->lru, &q->lru);
+	q->ring[gps_qring(q, q->head, q->count)] = e;
 	hlist_add_head(&e->hash, gps_qhash(q, a, block));
 	q->count++;
 	atomic64_inc(&dev->stats.blocks_queued);
@@ -212,12 +234,19 @@ void gps_queue_insert(struct gps_dev *dev, struct gps_alloc *a, u64 block,
  */
 void gps_queue_purge(struct gps_dev *dev, struct gps_alloc *a)
 {
-	struct gps_qentry *e, *tmp;
+	struct gps_queue *q = &dev->queue;
+	unsigned int i, live = q->count, kept = 0;
 
 	gps_queue_assert(dev);
-	list_for_each_entry_safe(e, tmp, &dev->queue.lru, lru)
+	/* Close the ring up over the entries dropped, order kept. */
+	for (i = 0; i < live; i++) {
+		struct gps_qentry *e = q->ring[gps_qring(q, q->head, i)];
+
 		if (e->alloc == a)
-			gps_queue_release(dev, e);
+			gps_queue_free(q, e);
+		else
+			q->ring[gps_qring(q, q->head, kept++)] = e;
+	}
 }
 
 /**
@@ -228,18 +257,11 @@ void gps_queue_purge(struct gps_dev *dev, struct gps_alloc *a)
  */
 void gps_queue_swap(struct gps_dev *dev, struct gps_queue *fresh)
 {
-	struct gps_queue *q = &dev->queue;
-	struct gps_queue old = *q;
+	struct gps_queue old = dev->queue;
 
 	gps_queue_assert(dev);
-	WARN_ON_ONCE(q->count);
-	/*
-	 * List heads live in the struct: re-anchor them.  The new queue is
-	 * empty and its free list is not (capacity >= 1).
-	 */
-	*q = *fresh;
-	INIT_LIST_HEAD(&q->lru);
-	list_replace(&fresh->free, &q->free);
-	*fresh = old;	/* only to be destroyed: its lists are not used */
+	WARN_ON_ONCE(old.count);
+	dev->queue = *fresh;
+	*fresh = old;
 	atomic64_set(&dev->stats.queue_hwm, 0);
 }

@@ -193,6 +193,63 @@ TEST_F(queue, harvests_of_one_block_merge)
 					  want, sizeof(want)));
 }
 
+/*
+ * Entries of two allocations queued by the thread, interleaved (A B A B
+ * ...); freeing B drops its entries and leaves A's, which a fence then
+ * pushes, every one; the queue works on after (its ring closed up).
+ */
+TEST_F(queue, free_drops_only_its_own_entries)
+{
+	static unsigned char want[SZ];
+	volatile unsigned char *q;
+	struct gps_fence_args f;
+	struct gps_buf other;
+	long long queued;
+	int i, round;
+
+	if (self->nr < 2)
+		SKIP(return, "needs two devices");
+	ASSERT_EQ(0, gps_set_knob("dirty_wake", 1));
+	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 10000000));
+	ASSERT_EQ(0, gps_alloc(self->fd, &other, SZ, GPS_MEM_GPS, 0, 0,
+			       GPS_PAGE_64K));
+	q = gps_map(self->fd, &other, 0);
+	ASSERT_NE(NULL, q);
+	ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
+	for (round = 1; round <= 2; round++) {
+		for (i = 0; i < 4; i++) {
+			volatile unsigned char *w[2] = { self->p, q };
+			int k;
+
+			for (k = 0; k < 2; k++) {
+				if (round == 2 && k == 1)
+					continue;	/* freed */
+				queued = STAT("blocks_queued");
+				w[k][i * 65536] = round * 10 + i;
+				w[k][i * 65536 + 256] = round * 10 + i;
+				ASSERT_LE(queued + 2,
+					  gps_wait_stat_above(self->node0,
+							      "blocks_queued",
+							      queued + 1,
+							      2000));
+			}
+			want[i * 65536] = round * 10 + i;
+			want[i * 65536 + 256] = round * 10 + i;
+		}
+		ASSERT_EQ(round == 1 ? 16 : 8, STAT("queue_entries"));
+		if (round == 1) {
+			ASSERT_EQ(0, gps_free(self->fd, &other));
+			ASSERT_EQ(8, STAT("queue_entries"));
+		}
+		ASSERT_EQ(0, gps_fence(self->fd, 0, &f));
+		ASSERT_EQ(8, f.blocks_pushed) TH_LOG("round %d", round);
+		ASSERT_EQ(0, STAT("queue_entries"));
+		ASSERT_EQ(-1, gps_replicas_differ(self->fd, &self->b,
+						  self->nr, 0, want, SZ))
+			TH_LOG("round %d", round);
+	}
+}
+
 /* Write one byte in each of @n blocks, 256 bytes apart (bs = 128). */
 static void write_spread(volatile unsigned char *p, unsigned char *want,
 			 int n)
