@@ -32,6 +32,14 @@
 #include "gps_bytes.h"
 #include "gps_trace.h"
 
+/*
+ * Each receiver in @subs, lowest first: a word's bits inline, where
+ * for_each_set_bit() makes a call per bit, per entry pushed.
+ */
+#define gps_for_each_sub(d, subs)					\
+	for (u64 __s = (subs); __s && ((d) = __ffs64(__s), 1);		\
+	     __s &= __s - 1)
+
 /* The masked bytes of a small page; all @nbytes of it: one copy. */
 static void gps_apply_page(u8 *dst, const u8 *src, const unsigned long *mask,
 			   unsigned int nbytes)
@@ -87,7 +95,7 @@ static void gps_push_entry(struct gps_dev *dev, struct gps_qentry *e,
 		return;
 	}
 	from = kmap_local_page(gps_push_source(src, sub));
-	for_each_set_bit(d, &subs, gps_nr_devs) {
+	gps_for_each_sub(d, subs) {
 		r = gp->rep[d];
 		p = kmap_local_page(r->pages[sub]);
 		gps_bytes_apply(p + poff, from + poff, e->mask, bs);
@@ -149,7 +157,7 @@ void gps_push_page(struct gps_dev *dev, struct gps_replica *src,
 	spin_lock(&gp->lock);
 	from = kmap_local_page(gps_push_source(src, sub));
 	subs = gp->subs & ~BIT_ULL(dev->id);
-	for_each_set_bit(d, &subs, gps_nr_devs) {
+	gps_for_each_sub(d, subs) {
 		struct gps_replica *r = gp->rep[d];
 
 		p = kmap_local_page(r->pages[sub]);
