@@ -306,13 +306,28 @@ static bool gps_write_protect(struct gps_replica *r, unsigned long *dirty,
 	return !bitmap_empty(stored, nr);
 }
 
+/*
+ * A block's mask has a set bit: @bs, a block size, is a multiple of
+ * BITS_PER_LONG; inline, where bitmap_empty() of a size not known at
+ * build time makes a call, per block of every page harvested.
+ */
+static bool gps_block_changed(const unsigned long *m, unsigned int bs)
+{
+	unsigned long any = 0;
+	unsigned int i;
+
+	for (i = 0; i < bs / BITS_PER_LONG; i++)
+		any |= m[i];
+	return any;
+}
+
 static unsigned int gps_changed_blocks(const unsigned long *mask,
 				       unsigned int bs)
 {
 	unsigned int k, n = 0;
 
 	for (k = 0; k < PAGE_SIZE / bs; k++)
-		n += !bitmap_empty(mask + k * bs / BITS_PER_LONG, bs);
+		n += gps_block_changed(mask + k * bs / BITS_PER_LONG, bs);
 	return n;
 }
 
@@ -399,7 +414,7 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
 				const unsigned long *m =
 					df->mask + k * bs / BITS_PER_LONG;
 
-				if (bitmap_empty(m, bs))
+				if (!gps_block_changed(m, bs))
 					continue;
 				gps_push_block(dev, a, first_block + k, m, st);
 			}
