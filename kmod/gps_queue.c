@@ -39,7 +39,7 @@ static unsigned int gps_qhash_bits(unsigned int capacity)
 /**
  * gps_queue_bytes() - memory one queue of a shape takes
  * @capacity: entries
- * @block_size: bytes per entry
+ * @block_size: bytes of the block an entry stands for
  *
  * Return: bytes of the entries, their masks, the ring, and the hash.
  */
@@ -57,7 +57,7 @@ size_t gps_queue_bytes(unsigned int capacity, unsigned int block_size)
  * @nid: node whose memory holds it
  * @capacity: entries
  * @watermark: occupancy above which the oldest entry is pushed
- * @block_size: bytes per entry, a power of two from 64 to PAGE_SIZE
+ * @block_size: bytes of an entry's block, a power of two from 64 to PAGE_SIZE
  *
  * Return: 0, or -ENOMEM (nothing left allocated).
  */
