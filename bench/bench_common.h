@@ -218,6 +218,8 @@ struct bench_counters {
 	unsigned long long write_faults;
 	unsigned long long read_faults;
 	unsigned long long fences;
+	unsigned long long pages_harvested;	/* small pages diffed */
+	unsigned long long thread_rounds;
 	unsigned long long link_wait_ns;
 	unsigned long long harvest_ns;	/* all devices' time, summed */
 	unsigned long long protect_ns;
@@ -253,6 +255,8 @@ static inline void bench_counters_read(struct bench_counters *c)
 				BENCH_CNT(write_faults);
 				BENCH_CNT(read_faults);
 				BENCH_CNT(fences);
+				BENCH_CNT(pages_harvested);
+				BENCH_CNT(thread_rounds);
 				BENCH_CNT(link_wait_ns);
 				BENCH_CNT(harvest_ns);
 				BENCH_CNT(protect_ns);
@@ -302,6 +306,8 @@ static inline void bench_counters_diff(struct bench_counters *d,
 	BENCH_SUB(write_faults);
 	BENCH_SUB(read_faults);
 	BENCH_SUB(fences);
+	BENCH_SUB(pages_harvested);
+	BENCH_SUB(thread_rounds);
 	BENCH_SUB(link_wait_ns);
 	BENCH_SUB(harvest_ns);
 	BENCH_SUB(protect_ns);
