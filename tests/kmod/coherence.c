@@ -4,9 +4,12 @@
  * writer's replica at once, reaches every other replica by the writer's
  * fence (and, with the push thread off, not before), the fence reports
  * exactly the work it did, bytes written by two devices into one block
- * both survive, racing stores end with every replica equal, and loads and
+ * both survive (also bytes of one word, stored while the other's pushes
+ * land), racing stores end with every replica equal, and loads and
  * stores of a non-subscriber are correct.  Runs for each GPS page size.
  */
+#include <pthread.h>
+
 #include "kselftest_harness.h"
 #include "gps_test.h"
 
@@ -161,6 +164,88 @@ TEST_F(gps, disjoint_bytes_of_one_block)
 			ASSERT_EQ(0xa0 + (i & 15), p[i]);
 		for (i = 64; i < 128; i++)
 			ASSERT_EQ(0xb0 + (i & 15), p[i]);
+	}
+}
+
+/* One device's half of every word: the even or the odd bytes. */
+struct half_writer {
+	volatile unsigned char *p;	/* the device's view */
+	int fd, dev, odd;
+	volatile int *stop;
+	unsigned int last, lost;
+};
+
+static unsigned char half_value(unsigned int v, int odd)
+{
+	return (unsigned char)(2 * v + odd);
+}
+
+/*
+ * Rewrite the device's bytes of the first 256, read them back at once
+ * (only the other device's pushes touch this replica meanwhile, and
+ * they carry the other bytes), fence now and then so that its pushes
+ * land while the other device stores.
+ */
+static void *half_writer_fn(void *arg)
+{
+	struct half_writer *w = arg;
+	unsigned int v = 0, i;
+
+	while (!*w->stop) {
+		v++;
+		for (i = w->odd; i < 256; i += 2)
+			w->p[i] = half_value(v, w->odd);
+		for (i = w->odd; i < 256; i += 2)
+			w->lost += w->p[i] != half_value(v, w->odd);
+		if (!(v & 3))
+			gps_fence(w->fd, w->dev, NULL);
+	}
+	w->last = v;
+	return NULL;
+}
+
+/*
+ * Two devices store to the even and the odd bytes of the same words at
+ * once, each fencing while the other stores: no push takes back a byte
+ * of the receiver's (a push may write whole words only into a replica
+ * nobody is storing to), and after a release every replica holds both
+ * devices' last values.
+ */
+TEST_F(gps, interleaved_bytes_stored_while_pushed)
+{
+	struct half_writer w[2];
+	pthread_t t[2];
+	volatile int stop;
+	int d, k, round;
+	unsigned int i;
+
+	if (self->nr < 2)
+		SKIP(return, "needs two devices");
+	for (round = 0; round < 3; round++) {
+		stop = 0;
+		for (k = 0; k < 2; k++) {
+			w[k] = (struct half_writer){
+				.p = self->b.view[k], .fd = self->fd,
+				.dev = k, .odd = k, .stop = &stop,
+			};
+			ASSERT_EQ(0, pthread_create(&t[k], NULL,
+						    half_writer_fn, &w[k]));
+		}
+		usleep(300 * 1000);
+		stop = 1;
+		for (k = 0; k < 2; k++)
+			ASSERT_EQ(0, pthread_join(t[k], NULL));
+		TH_LOG("round %d: %u and %u passes", round, w[0].last,
+		       w[1].last);
+		ASSERT_EQ(0, w[0].lost + w[1].lost);
+		ASSERT_EQ(0, gps_fence(self->fd, GPS_FENCE_ALL, NULL));
+		for (d = 0; d < self->nr; d++) {
+			volatile unsigned char *p = self->b.view[d];
+
+			for (i = 0; i < 256; i++)
+				ASSERT_EQ(half_value(w[i & 1].last, i & 1),
+					  p[i]) TH_LOG("device %d byte %u", d, i);
+		}
 	}
 }
 
