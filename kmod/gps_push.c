@@ -40,31 +40,14 @@
 	for (u64 __s = (subs); __s && ((d) = __ffs64(__s), 1);		\
 	     __s &= __s - 1)
 
-/*
- * The masked bytes of @len at @dst: word by word (gps_bytes_blend()) where
- * nothing else stores meanwhile, @still; byte by byte where the receiver's
- * own stores may race (a page with a twin is writable in some view), so
- * that they stay.  gp->lock held: every kernel writer of replicas takes
- * it, and a page gains its twin under it before any view maps it
- * writable.
- */
-static void gps_apply(u8 *dst, const u8 *src, const unsigned long *mask,
-		      unsigned int len, bool still)
-{
-	if (still)
-		gps_bytes_blend(dst, src, mask, len);
-	else
-		gps_bytes_apply(dst, src, mask, len);
-}
-
 /* The masked bytes of a small page; all @nbytes of it: one copy. */
 static void gps_apply_page(u8 *dst, const u8 *src, const unsigned long *mask,
-			   unsigned int nbytes, bool still)
+			   unsigned int nbytes)
 {
 	if (nbytes == PAGE_SIZE)
 		memcpy(dst, src, PAGE_SIZE);
 	else
-		gps_apply(dst, src, mask, PAGE_SIZE, still);
+		gps_bytes_apply(dst, src, mask, PAGE_SIZE);
 }
 
 /*
@@ -115,11 +98,11 @@ static void gps_push_entry(struct gps_dev *dev, struct gps_qentry *e,
 	gps_for_each_sub(d, subs) {
 		r = gp->rep[d];
 		p = kmap_local_page(r->pages[sub]);
-		gps_apply(p + poff, from + poff, e->mask, bs, !r->twins[sub]);
+		gps_bytes_apply(p + poff, from + poff, e->mask, bs);
 		kunmap_local(p);
 		if (r->twins[sub]) {
 			p = kmap_local_page(r->twins[sub]);
-			gps_bytes_blend(p + poff, from + poff, e->mask, bs);
+			gps_bytes_apply(p + poff, from + poff, e->mask, bs);
 			kunmap_local(p);
 		}
 		gps_count_traffic(dev, d, 1, nbytes);
@@ -178,11 +161,11 @@ void gps_push_page(struct gps_dev *dev, struct gps_replica *src,
 		struct gps_replica *r = gp->rep[d];
 
 		p = kmap_local_page(r->pages[sub]);
-		gps_apply_page(p, from, mask, nbytes, !r->twins[sub]);
+		gps_apply_page(p, from, mask, nbytes);
 		kunmap_local(p);
 		if (r->twins[sub]) {
 			p = kmap_local_page(r->twins[sub]);
-			gps_apply_page(p, from, mask, nbytes, true);
+			gps_apply_page(p, from, mask, nbytes);
 			kunmap_local(p);
 		}
 		gps_count_traffic(dev, d, blocks, nbytes);
