@@ -207,8 +207,8 @@ static void *half_writer_fn(void *arg)
 /*
  * Two devices store to the even and the odd bytes of the same words at
  * once, each fencing while the other stores: no push takes back a byte
- * of the receiver's (a push may write whole words only into a replica
- * nobody is storing to), and after a release every replica holds both
+ * of the receiver's (a push that wrote whole words into a replica being
+ * stored to would), and after a release every replica holds both
  * devices' last values.
  */
 TEST_F(gps, interleaved_bytes_stored_while_pushed)
