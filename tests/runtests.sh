@@ -159,6 +159,10 @@ run_timed() {
 		wd=$!
 		r=0
 		wait "$pid" || r=$?
+		# The watchdog itself, then its group: one not yet past its
+		# setsid() has no group of its own, and would live on with
+		# this pipe open, holding tee (and the run) for $tmo seconds.
+		kill -KILL "$wd" 2>/dev/null || true
 		kill -KILL -"$wd" 2>/dev/null || true
 		kill -KILL -"$pid" 2>/dev/null || true
 		echo "$r" >"$tmp/rc"

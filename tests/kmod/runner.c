@@ -5,8 +5,10 @@
  * name, and the runner writes the knobs back: a test killed by its
  * timeout skips its teardown, and what it left must fail that program,
  * not the ones after it (a block size of 4 KiB left by a timed-out
- * limits test once failed the queue tests).  Runs tests/runtests.sh on a
- * program that changes block_size; from the tree's top (/gps in a guest).
+ * limits test once failed the queue tests).  A program that exits at
+ * once ends its run at once.  Runs tests/runtests.sh on a program that
+ * changes block_size and on one that does nothing; from the tree's top
+ * (/gps in a guest).
  */
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -61,6 +63,59 @@ TEST(program_that_leaves_a_knob_fails_and_knobs_come_back)
 	}
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(1, WEXITSTATUS(status));
+}
+
+/*
+ * A program that exits at once is done at once: the runner's watchdog is
+ * killed even when the program ends before the watchdog has made its own
+ * process group (it then lived on, its sleep holding the runner's output
+ * pipe open for the whole timeout: the test above timed out once in CI
+ * with the knob left changed).  A setsid that starts 0.3 s late, first in
+ * the inner runner's PATH, makes that order certain.  Three runs, each
+ * well under the watchdog's 60 s.
+ */
+TEST(quick_program_ends_its_run_at_once)
+{
+	char dir[] = "/tmp/gps-runner.XXXXXX", prog[64], slow[64], cmd[256];
+	char line[512];
+	int i, status;
+	FILE *f;
+
+	if (access(RUNNER, R_OK))
+		SKIP(return, "no " RUNNER " (run from the tree's top)");
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(prog, sizeof(prog), "%s/quick", dir);
+	snprintf(slow, sizeof(slow), "%s/setsid", dir);
+	f = fopen(prog, "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "#!/bin/sh\nexit 0\n");
+	ASSERT_EQ(0, fclose(f));
+	ASSERT_EQ(0, chmod(prog, 0755));
+	f = fopen(slow, "w");
+	ASSERT_NE(NULL, f);
+	/* the real one: the rest of PATH, without this directory */
+	fprintf(f, "#!/bin/sh\nsleep 0.3\nPATH=${PATH#*:} exec setsid \"$@\"\n");
+	ASSERT_EQ(0, fclose(f));
+	ASSERT_EQ(0, chmod(slow, 0755));
+	snprintf(cmd, sizeof(cmd),
+		 "PATH=%s:$PATH sh " RUNNER " -t 60 -p inner %s 2>&1", dir,
+		 prog);
+	for (i = 0; i < 3; i++) {
+		long long t0 = gps_now_ms(), ms;
+
+		f = popen(cmd, "r");
+		ASSERT_NE(NULL, f);
+		while (fgets(line, sizeof(line), f))
+			;
+		status = pclose(f);
+		ms = gps_now_ms() - t0;
+		ASSERT_TRUE(WIFEXITED(status));
+		ASSERT_EQ(0, WEXITSTATUS(status));
+		ASSERT_GT(20000, ms) TH_LOG("run %d took %lld ms", i, ms);
+	}
+	unlink(slow);
+	unlink(prog);
+	rmdir(dir);
 }
 
 TEST_HARNESS_MAIN
