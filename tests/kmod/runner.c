@@ -18,11 +18,25 @@
 
 #define RUNNER	"tests/runtests.sh"
 
+/* An executable shell script at @path with @body after its #! line. */
+static int write_script(const char *path, const char *body)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fprintf(f, "#!/bin/sh\n%s", body);
+	if (fclose(f))
+		return -1;
+	return chmod(path, 0755);
+}
+
 TEST(program_that_leaves_a_knob_fails_and_knobs_come_back)
 {
 	static const char want[] =
 		"GPS-RESULT: FAIL inner: leaker (left knobs changed: block_size=";
 	char dir[] = "/tmp/gps-runner.XXXXXX", prog[64], cmd[160], line[512];
+	char body[128];
 	long long bs = gps_knob("block_size"), other;
 	static char out[8192];	/* what the runner said, for a failure */
 	int found = 0, status;
@@ -35,11 +49,9 @@ TEST(program_that_leaves_a_knob_fails_and_knobs_come_back)
 	other = bs == 4096 ? 128 : 4096;
 	ASSERT_NE(NULL, mkdtemp(dir));
 	snprintf(prog, sizeof(prog), "%s/leaker", dir);
-	f = fopen(prog, "w");
-	ASSERT_NE(NULL, f);
-	fprintf(f, "#!/bin/sh\necho %lld > " GPS_SYSFS "block_size\n", other);
-	ASSERT_EQ(0, fclose(f));
-	ASSERT_EQ(0, chmod(prog, 0755));
+	snprintf(body, sizeof(body), "echo %lld > " GPS_SYSFS "block_size\n",
+		 other);
+	ASSERT_EQ(0, write_script(prog, body));
 
 	snprintf(cmd, sizeof(cmd), "sh " RUNNER " -p inner %s 2>&1", prog);
 	f = popen(cmd, "r");
@@ -70,9 +82,10 @@ TEST(program_that_leaves_a_knob_fails_and_knobs_come_back)
  * killed even when the program ends before the watchdog has made its own
  * process group (it then lived on, its sleep holding the runner's output
  * pipe open for the whole timeout: the test above timed out once in CI
- * with the knob left changed).  A setsid that starts 0.3 s late, first in
- * the inner runner's PATH, makes that order certain.  Three runs, each
- * well under the watchdog's 60 s.
+ * with the knob left changed).  A setsid first in the inner runner's PATH
+ * that starts the watchdog (sh -c) 0.3 s late, and the program at once,
+ * makes that order certain.  Three runs, each well under the watchdog's
+ * 60 s.
  */
 TEST(quick_program_ends_its_run_at_once)
 {
@@ -86,17 +99,10 @@ TEST(quick_program_ends_its_run_at_once)
 	ASSERT_NE(NULL, mkdtemp(dir));
 	snprintf(prog, sizeof(prog), "%s/quick", dir);
 	snprintf(slow, sizeof(slow), "%s/setsid", dir);
-	f = fopen(prog, "w");
-	ASSERT_NE(NULL, f);
-	fprintf(f, "#!/bin/sh\nexit 0\n");
-	ASSERT_EQ(0, fclose(f));
-	ASSERT_EQ(0, chmod(prog, 0755));
-	f = fopen(slow, "w");
-	ASSERT_NE(NULL, f);
+	ASSERT_EQ(0, write_script(prog, "exit 0\n"));
 	/* the real one: the rest of PATH, without this directory */
-	fprintf(f, "#!/bin/sh\nsleep 0.3\nPATH=${PATH#*:} exec setsid \"$@\"\n");
-	ASSERT_EQ(0, fclose(f));
-	ASSERT_EQ(0, chmod(slow, 0755));
+	ASSERT_EQ(0, write_script(slow, "[ \"$1\" != sh ] || sleep 0.3\n"
+				  "PATH=${PATH#*:} exec setsid \"$@\"\n"));
 	snprintf(cmd, sizeof(cmd),
 		 "PATH=%s:$PATH sh " RUNNER " -t 60 -p inner %s 2>&1", dir,
 		 prog);
