@@ -17,6 +17,7 @@
 #include <linux/sched/signal.h>
 #include <linux/log2.h>
 #include "gps_internal.h"
+#include "gps_still.h"
 
 /*
  * Apply @len bytes at @offset to every replica (and twin) of @a: from
@@ -45,6 +46,7 @@ static int gps_store_all(struct gps_alloc *a, u64 offset, const u8 *buf,
 
 		if (!r)
 			continue;
+		gps_still_check(r, sub, poff, len, "store");
 		pages[0] = r->pages[sub];
 		pages[1] = r->twins[sub];
 		for (k = 0; k < 2 && pages[k]; k++) {
@@ -56,6 +58,7 @@ static int gps_store_all(struct gps_alloc *a, u64 offset, const u8 *buf,
 				memset(p + poff, value, len);
 			kunmap_local(p);
 		}
+		gps_still_sync(r, sub, poff, len);
 	}
 	spin_unlock(&gp->lock);
 	up_read(&a->sub_sem);

@@ -42,6 +42,7 @@
 #include <linux/pgtable.h>
 #include "gps_internal.h"
 #include "gps_inject.h"
+#include "gps_still.h"
 #include "gps_trace.h"
 
 static void gps_view_pos(struct gps_alloc *a, pgoff_t pgoff, int *view,
@@ -233,6 +234,7 @@ static void gps_capture_around(struct vm_fault *vmf, struct gps_replica *r,
 				continue;
 			}
 			if (!r->twins[i]) {
+				gps_still_drop(r, i, "capture");
 				copy_highpage(twins[i - s], r->pages[i]);
 				r->twins[i] = twins[i - s];
 				twins[i - s] = NULL;
@@ -296,6 +298,11 @@ retry:
 		set_bit(view, &gp->touched_w);
 	if (hweight64(READ_ONCE(gp->subs)) < 2) {
 		/* One copy: nothing to publish, plain writable page. */
+		if (IS_ENABLED(CONFIG_GPS_DEBUG)) {
+			spin_lock(&gp->lock);
+			gps_still_drop(r, sub, "only copy");
+			spin_unlock(&gp->lock);
+		}
 		up_read(&a->sub_sem);
 		if (twin)
 			put_page(twin);
@@ -318,6 +325,7 @@ retry:
 		goto retry;
 	}
 	if (!r->twins[sub]) {
+		gps_still_drop(r, sub, "write fault");
 		copy_highpage(twin, page);
 		r->twins[sub] = twin;
 		twin = NULL;

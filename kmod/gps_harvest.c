@@ -36,6 +36,7 @@
 #include <linux/ktime.h>
 #include "gps_internal.h"
 #include "gps_bytes.h"
+#include "gps_still.h"
 #include "gps_trace.h"
 
 /* Backoff of an idle kept replica: 200 us << 20 exceeds any keep. */
@@ -420,9 +421,11 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
 			}
 		}
 		if (twin) {
-			put_page(twin);
 			atomic64_dec(&gps_twin_pages);
 			atomic64_dec(&dev->stats.twin_pages);
+			twin = gps_still_adopt(r, i, twin);
+			if (twin)
+				put_page(twin);
 		}
 	}
 	/* One small page changed: capture only the faulting one next. */

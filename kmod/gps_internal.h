@@ -174,6 +174,9 @@ struct gps_replica {
 	unsigned long *seen;		/* jiffies | 1 a harvest saw a store */
 	unsigned long *kept;		/* left writable by the last harvest */
 	struct page **twins;		/* snapshot per dirty small page */
+#if IS_ENABLED(CONFIG_GPS_DEBUG)
+	struct page **shadows;		/* gps_still.c */
+#endif
 	struct page *pages[];		/* nr_sub small pages */
 };
 

@@ -24,6 +24,7 @@
 #include <linux/vmstat.h>
 #include <linux/lockdep.h>
 #include "gps_internal.h"
+#include "gps_still.h"
 #include "gps_inject.h"
 
 static size_t gps_replica_bytes(unsigned int nr_sub)
@@ -32,7 +33,8 @@ static size_t gps_replica_bytes(unsigned int nr_sub)
 	       nr_sub * (sizeof(struct page *) * 2) +
 	       nr_sub * sizeof(unsigned long) +
 	       BITS_TO_LONGS(nr_sub) * sizeof(unsigned long) +
-	       BITS_TO_LONGS(nr_sub) * sizeof(unsigned long);
+	       BITS_TO_LONGS(nr_sub) * sizeof(unsigned long) +
+	       nr_sub * sizeof(struct page *) * GPS_STILL_SLOTS;
 }
 
 /*
@@ -119,6 +121,9 @@ struct gps_replica *gps_replica_alloc(struct gps_alloc *a, unsigned long gidx,
 	r->seen = (unsigned long *)&r->twins[a->nr_sub];
 	r->kept = &r->seen[a->nr_sub];
 	r->dirty = &r->kept[BITS_TO_LONGS(a->nr_sub)];
+#if IS_ENABLED(CONFIG_GPS_DEBUG)
+	r->shadows = (struct page **)&r->dirty[BITS_TO_LONGS(a->nr_sub)];
+#endif
 	r->alloc = a;
 	r->gidx = gidx;
 	r->dev = dev;
@@ -155,6 +160,7 @@ void gps_replica_free(struct gps_replica *r)
 {
 	unsigned int i, nr = r->alloc->nr_sub, twins = 0;
 
+	gps_still_free(r);
 	for (i = 0; i < nr; i++) {
 		put_page(r->pages[i]);
 		if (r->twins[i]) {

@@ -30,6 +30,7 @@
 #include <linux/lockdep.h>
 #include "gps_internal.h"
 #include "gps_bytes.h"
+#include "gps_still.h"
 #include "gps_trace.h"
 
 /*
@@ -97,9 +98,11 @@ static void gps_push_entry(struct gps_dev *dev, struct gps_qentry *e,
 	from = kmap_local_page(gps_push_source(src, sub));
 	gps_for_each_sub(d, subs) {
 		r = gp->rep[d];
+		gps_still_check(r, sub, poff, bs, "push");
 		p = kmap_local_page(r->pages[sub]);
 		gps_bytes_apply(p + poff, from + poff, e->mask, bs);
 		kunmap_local(p);
+		gps_still_sync(r, sub, poff, bs);
 		if (r->twins[sub]) {
 			p = kmap_local_page(r->twins[sub]);
 			gps_bytes_apply(p + poff, from + poff, e->mask, bs);
@@ -160,9 +163,11 @@ void gps_push_page(struct gps_dev *dev, struct gps_replica *src,
 	gps_for_each_sub(d, subs) {
 		struct gps_replica *r = gp->rep[d];
 
+		gps_still_check(r, sub, 0, PAGE_SIZE, "bulk push");
 		p = kmap_local_page(r->pages[sub]);
 		gps_apply_page(p, from, mask, nbytes);
 		kunmap_local(p);
+		gps_still_sync(r, sub, 0, PAGE_SIZE);
 		if (r->twins[sub]) {
 			p = kmap_local_page(r->twins[sub]);
 			gps_apply_page(p, from, mask, nbytes);
