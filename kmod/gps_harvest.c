@@ -127,9 +127,9 @@ void gps_dirty_del(struct gps_dev *dev, struct gps_replica *r)
  * @min_age after a harvest that saw a store: it is being written, and
  * its stores go out while compute goes on, with no fault.  Its stores
  * raise no fault either when they start again, so the thread looks at
- * an idle one with a wait that doubles (a harvest of clean PTEs is a page
- * walk, no TLB flush) up to keep_writable_ms, when its pages go back to
- * faulting.  Such replicas count a sixteenth towards the scan.
+ * an idle one with a wait that doubles (each look diffs its kept pages)
+ * up to keep_writable_ms, when its pages go back to faulting.  Such
+ * replicas count a sixteenth towards the scan.
  */
 #define GPS_POP_SCAN	64
 static u64 gps_hot_age(const struct gps_replica *r, u64 min_age, u64 keep)
@@ -169,24 +169,10 @@ static void gps_wp_range(struct address_space *mapping, pgoff_t pgoff,
 	wp_shared_mapping_range(mapping, pgoff, nr);
 }
 
-/* Set in @stored the bits (from @base) of the pages with a dirty PTE. */
-static void gps_clean_range(struct address_space *mapping, pgoff_t pgoff,
-			    pgoff_t nr, pgoff_t base, unsigned long *stored)
-{
-	pgoff_t first = 0, last = 0;
-
-	clean_record_shared_mapping_range(mapping, pgoff, nr, base, stored,
-					  &first, &last);
-}
 #else
 /* Not called: IS_ENABLED(CONFIG_MAPPING_DIRTY_HELPERS) is false. */
 static void gps_wp_range(struct address_space *mapping, pgoff_t pgoff,
 			 pgoff_t nr)
-{
-}
-
-static void gps_clean_range(struct address_space *mapping, pgoff_t pgoff,
-			    pgoff_t nr, pgoff_t base, unsigned long *stored)
 {
 }
 #endif
@@ -210,34 +196,30 @@ static void gps_protect_range(struct address_space *mapping, pgoff_t pgoff,
 
 /*
  * Steps 1 and 2: the small pages that were dirty go to @dirty; of them,
- * those left writable to @hot, and those that need no diff to @still.
- * Returns whether a PTE of them was dirty (a store since the last
- * harvest).
+ * those left writable to @hot.
  *
- * A page is left writable while a harvest has seen a store to it (the
- * dirty bit of one of its PTEs, read and cleaned here, one TLB flush per
- * VMA) within keep_writable_ms: it keeps its dirty bit, its twin and its
- * PTEs in the owner's view, so that the owner's stores of the next
- * epochs go through without a fault.
- * A page left writable by the last harvest whose PTEs are all still clean
- * was not stored to since (the flush made every later store set a dirty
- * bit): its twin is what was published, it needs no diff.  A zap of its
- * views loses their dirty bits (r->unsure): then every page is diffed.
- * The other pages are write-protected.  Nothing is left writable while
+ * A page is left writable while a write fault or a diff has seen a store
+ * to it within keep_writable_ms (r->seen): it keeps its dirty bit, its
+ * twin and its PTEs in the owner's view, so that the owner's stores of
+ * the next epochs go through without a fault and are found by the diff
+ * of every harvest.  Its PTEs' dirty bits are not read: cleaning them
+ * costs a TLB flush (an IPI to every CPU of the process) per replica and
+ * harvest, more than the diff it could spare.  A page written since the
+ * last harvest through a fault (dirty, not kept) was stored to now.  The
+ * other pages are write-protected.  Nothing is left writable while
  * tracking (it needs the faults) or without the kernel's mapping dirty
- * helpers.
+ * helpers (protection would zap, and a load would fault).
  */
-static bool gps_write_protect(struct gps_replica *r, unsigned long *dirty,
-			      unsigned long *hot, unsigned long *still)
+static void gps_write_protect(struct gps_replica *r, unsigned long *dirty,
+			      unsigned long *hot)
 {
 	DECLARE_BITMAP(cold, GPS_PAGE_2M / PAGE_SIZE);
-	DECLARE_BITMAP(stored, GPS_PAGE_2M / PAGE_SIZE);
 	struct gps_alloc *a = r->alloc;
 	struct gps_gpage *gp = gps_gpage(a, r->gidx);
 	unsigned int s, e, i, nr = a->nr_sub;
 	unsigned int keep = READ_ONCE(gps_knobs.keep_writable_ms);
 	struct address_space *mapping = a->ctx->mapping;
-	bool zap = READ_ONCE(a->tracking), unsure;
+	bool zap = READ_ONCE(a->tracking);
 	unsigned long views, now = jiffies;
 	int v;
 
@@ -245,34 +227,23 @@ static bool gps_write_protect(struct gps_replica *r, unsigned long *dirty,
 	bitmap_copy(dirty, r->dirty, nr);
 	/*
 	 * Only views that map @r now: one that maps another replica since
-	 * a subscription change must keep that replica's dirty bits.  The
-	 * targets cannot change before we are done: that takes every
+	 * a subscription change must keep that replica's pages writable.
+	 * The targets cannot change before we are done: that takes every
 	 * harvest_lock, ours too.
 	 */
 	views = READ_ONCE(r->mapped_views);
 	for_each_set_bit(v, &views, gps_nr_devs)
 		if (gps_view_replica(a, gp, v) != r)
 			__clear_bit(v, &views);
-	unsure = r->unsure;
-	r->unsure = false;
 	spin_unlock(&gp->lock);
 	bitmap_zero(hot, nr);
-	bitmap_zero(still, nr);
-	bitmap_zero(stored, nr);
 
 	for_each_set_bit(i, dirty, nr)
 		lock_page(r->pages[i]);
 	if (IS_ENABLED(CONFIG_MAPPING_DIRTY_HELPERS) && keep && !zap) {
-		for_each_set_bit(v, &views, gps_nr_devs) {
-			pgoff_t base = a->pgoff + v * a->stride + r->gidx * nr;
-
-			for_each_set_bitrange(s, e, dirty, nr)
-				gps_clean_range(mapping, base + s, e - s, base,
-						stored);
-		}
 		/* seen: jiffies | 1, 0 for never (jiffies start near wrap) */
 		for_each_set_bit(i, dirty, nr) {
-			if (test_bit(i, stored))
+			if (!test_bit(i, r->kept))
 				r->seen[i] = now | 1;
 			else if (!r->seen[i] ||
 				 time_after(now, r->seen[i] +
@@ -280,10 +251,6 @@ static bool gps_write_protect(struct gps_replica *r, unsigned long *dirty,
 				continue;
 			__set_bit(i, hot);
 		}
-		/* kept and still writable: one going back is diffed */
-		if (!unsure)
-			bitmap_andnot(still, r->kept, stored, nr);
-		bitmap_and(still, still, hot, nr);
 	}
 	bitmap_andnot(cold, dirty, hot, nr);
 	spin_lock(&gp->lock);
@@ -304,7 +271,6 @@ static bool gps_write_protect(struct gps_replica *r, unsigned long *dirty,
 	}
 	for_each_set_bit(i, dirty, nr)
 		unlock_page(r->pages[i]);
-	return !bitmap_empty(stored, nr);
 }
 
 /*
@@ -384,7 +350,6 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
 {
 	unsigned long dirty[BITS_TO_LONGS(GPS_PAGE_2M / PAGE_SIZE)];
 	unsigned long hot[BITS_TO_LONGS(GPS_PAGE_2M / PAGE_SIZE)];
-	unsigned long still[BITS_TO_LONGS(GPS_PAGE_2M / PAGE_SIZE)];
 	struct gps_alloc *a = r->alloc;
 	struct gps_gpage *gp = gps_gpage(a, r->gidx);
 	struct gps_diff *df = dev->scratch;
@@ -394,11 +359,9 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
 	unsigned int changed = 0;
 	struct page *twin;
 	u64 t0 = ktime_get_ns();
-	bool stored;
+	bool stored = false;
 
-	stored = gps_write_protect(r, dirty, hot, still);
-	/* Left writable and not stored to: the twin is what was published. */
-	bitmap_andnot(dirty, dirty, still, a->nr_sub);
+	gps_write_protect(r, dirty, hot);
 	atomic64_add(ktime_get_ns() - t0, &dev->stats.protect_ns);
 	for_each_set_bit(i, dirty, a->nr_sub) {
 		u64 first_block = (((u64)r->gidx << a->gshift) +
@@ -408,6 +371,11 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
 
 		pages++;
 		changed += nb > 0;
+		/* A kept page stored to: kept for keep_writable_ms more. */
+		if (nb && test_bit(i, hot)) {
+			r->seen[i] = jiffies | 1;
+			stored = true;
+		}
 		if (nb && bulk && nb >= bulk) {
 			gps_push_page(dev, r, i, df->mask, nb, st);
 		} else if (nb) {

@@ -169,7 +169,6 @@ struct gps_replica {
 	int dev;			/* owner device */
 	unsigned long mapped_views;	/* views that may map these pages */
 	bool narrow;			/* new, or one page written last */
-	bool unsure;			/* views zapped: PTE dirty bits lost */
 	unsigned long *dirty;		/* small pages writable since harvest */
 	unsigned long *seen;		/* jiffies | 1 a harvest saw a store */
 	unsigned long *kept;		/* left writable by the last harvest */

@@ -215,19 +215,8 @@ static void gps_zap_range(struct gps_alloc *a, unsigned long first,
 			  unsigned long nr)
 {
 	struct address_space *mapping = a->ctx->mapping;
-	unsigned long g;
 	int v;
 
-	/* The PTEs' dirty bits go: the next harvest diffs every page. */
-	for (g = first; g < first + nr; g++) {
-		struct gps_gpage *gp = gps_gpage(a, g);
-
-		spin_lock(&gp->lock);
-		for (v = 0; v < gps_nr_devs; v++)
-			if (gp->rep[v])
-				gp->rep[v]->unsure = true;
-		spin_unlock(&gp->lock);
-	}
 	for (v = 0; v < gps_nr_devs; v++) {
 		pgoff_t start = a->pgoff + v * a->stride + first * a->nr_sub;
 
