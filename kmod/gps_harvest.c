@@ -195,23 +195,45 @@ static void gps_protect_range(struct address_space *mapping, pgoff_t pgoff,
 }
 
 /*
+ * The views that may map @r: only those whose target it is now, as one
+ * that maps another replica since a subscription change must keep that
+ * replica's pages writable.  The targets cannot change before the caller
+ * is done: that takes every harvest_lock, the caller's too.  GPS page
+ * lock held.
+ */
+static unsigned long gps_views_of(struct gps_replica *r)
+{
+	struct gps_gpage *gp = gps_gpage(r->alloc, r->gidx);
+	unsigned long views = READ_ONCE(r->mapped_views);
+	int v;
+
+	for_each_set_bit(v, &views, gps_nr_devs)
+		if (gps_view_replica(r->alloc, gp, v) != r)
+			__clear_bit(v, &views);
+	return views;
+}
+
+/*
  * Steps 1 and 2: the small pages that were dirty go to @dirty; of them,
- * those left writable to @hot.
+ * those left writable to @hot, and of those, the ones whose last store
+ * seen is older than keep_writable_ms to @expiring.
  *
- * A page is left writable while a write fault or a diff has seen a store
- * to it within keep_writable_ms (r->seen): it keeps its dirty bit, its
- * twin and its PTEs in the owner's view, so that the owner's stores of
- * the next epochs go through without a fault and are found by the diff
- * of every harvest.  Its PTEs' dirty bits are not read: cleaning them
- * costs a TLB flush (an IPI to every CPU of the process) per replica and
- * harvest, more than the diff it could spare.  A page written since the
- * last harvest through a fault (dirty, not kept) was stored to now.  The
- * other pages are write-protected.  Nothing is left writable while
- * tracking (it needs the faults) or without the kernel's mapping dirty
- * helpers (protection would zap, and a load would fault).
+ * A page kept writable by the last harvest stays so: it keeps its dirty
+ * bit, its twin and its PTEs in the owner's view, so that the owner's
+ * stores of the next epochs go through without a fault and are found by
+ * the diff of every harvest.  Whether it was stored to is known only
+ * after that diff: an expiring page that it finds unchanged is then
+ * write-protected (gps_retire()).  Its PTEs' dirty bits are not read:
+ * cleaning them costs a TLB flush (an IPI to every CPU of the process)
+ * per replica and harvest, more than the diff it could spare.  A page
+ * written since the last harvest through a fault (dirty, not kept) was
+ * stored to now: it is kept too.  The other pages are write-protected.
+ * Nothing is left writable while tracking (it needs the faults) or
+ * without the kernel's mapping dirty helpers (protection would zap, and
+ * a load would fault).
  */
 static void gps_write_protect(struct gps_replica *r, unsigned long *dirty,
-			      unsigned long *hot)
+			      unsigned long *hot, unsigned long *expiring)
 {
 	DECLARE_BITMAP(cold, GPS_PAGE_2M / PAGE_SIZE);
 	struct gps_alloc *a = r->alloc;
@@ -225,18 +247,10 @@ static void gps_write_protect(struct gps_replica *r, unsigned long *dirty,
 
 	spin_lock(&gp->lock);
 	bitmap_copy(dirty, r->dirty, nr);
-	/*
-	 * Only views that map @r now: one that maps another replica since
-	 * a subscription change must keep that replica's pages writable.
-	 * The targets cannot change before we are done: that takes every
-	 * harvest_lock, ours too.
-	 */
-	views = READ_ONCE(r->mapped_views);
-	for_each_set_bit(v, &views, gps_nr_devs)
-		if (gps_view_replica(a, gp, v) != r)
-			__clear_bit(v, &views);
+	views = gps_views_of(r);
 	spin_unlock(&gp->lock);
 	bitmap_zero(hot, nr);
+	bitmap_zero(expiring, nr);
 
 	for_each_set_bit(i, dirty, nr)
 		lock_page(r->pages[i]);
@@ -248,7 +262,7 @@ static void gps_write_protect(struct gps_replica *r, unsigned long *dirty,
 			else if (!r->seen[i] ||
 				 time_after(now, r->seen[i] +
 					    msecs_to_jiffies(keep)))
-				continue;
+				__set_bit(i, expiring);
 			__set_bit(i, hot);
 		}
 	}
@@ -344,57 +358,113 @@ static unsigned int gps_diff_page(struct gps_replica *r, unsigned int sub,
 	return nb;
 }
 
+/*
+ * Expiring kept pages, @idle, that their diff found unchanged: no longer
+ * kept or dirty, and write-protected in every view (another device's
+ * write fault may have mapped one writable since step 2), so that the
+ * diff that follows frees their twins.
+ */
+static void gps_retire(struct gps_replica *r, const unsigned long *idle)
+{
+	struct gps_alloc *a = r->alloc;
+	struct gps_gpage *gp = gps_gpage(a, r->gidx);
+	unsigned int s, e, i, nr = a->nr_sub;
+	unsigned long views;
+	int v;
+
+	for_each_set_bit(i, idle, nr)
+		lock_page(r->pages[i]);
+	spin_lock(&gp->lock);
+	bitmap_andnot(r->dirty, r->dirty, idle, nr);
+	bitmap_andnot(r->kept, r->kept, idle, nr);
+	views = gps_views_of(r);
+	spin_unlock(&gp->lock);
+	for_each_set_bit(v, &views, gps_nr_devs) {
+		pgoff_t base = a->pgoff + v * a->stride + r->gidx * nr;
+
+		for_each_set_bitrange(s, e, idle, nr)
+			gps_protect_range(a->ctx->mapping, base + s, e - s,
+					  false);
+	}
+	for_each_set_bit(i, idle, nr)
+		unlock_page(r->pages[i]);
+}
+
+/*
+ * Step 3 and 4 for small page @i of @r: diff it and push or queue what
+ * changed; its twin goes if the page is no longer dirty.  Returns the
+ * number of changed blocks.
+ */
+static unsigned int gps_harvest_page(struct gps_dev *dev,
+				     struct gps_replica *r, unsigned int i,
+				     struct gps_fence_stats *st)
+{
+	struct gps_alloc *a = r->alloc;
+	struct gps_diff *df = dev->scratch;
+	unsigned int bs = dev->queue.block_size;
+	unsigned int bulk = READ_ONCE(gps_knobs.bulk_blocks);
+	u64 first_block = (((u64)r->gidx << a->gshift) +
+			   ((u64)i << PAGE_SHIFT)) / bs;
+	struct page *twin;
+	unsigned int k, nb = gps_diff_page(r, i, bs, df, &twin);
+
+	if (nb && bulk && nb >= bulk) {
+		gps_push_page(dev, r, i, df->mask, nb, st);
+	} else if (nb) {
+		for (k = 0; k < PAGE_SIZE / bs; k++) {
+			const unsigned long *m = df->mask + k * bs / BITS_PER_LONG;
+
+			if (!gps_block_changed(m, bs))
+				continue;
+			gps_push_block(dev, a, first_block + k, m, st);
+		}
+	}
+	if (twin) {
+		atomic64_dec(&gps_twin_pages);
+		atomic64_dec(&dev->stats.twin_pages);
+		twin = gps_still_adopt(r, i, twin);
+		if (twin)
+			put_page(twin);
+	}
+	return nb;
+}
+
 static unsigned int gps_harvest_replica(struct gps_dev *dev,
 					struct gps_replica *r,
 					struct gps_fence_stats *st)
 {
 	unsigned long dirty[BITS_TO_LONGS(GPS_PAGE_2M / PAGE_SIZE)];
 	unsigned long hot[BITS_TO_LONGS(GPS_PAGE_2M / PAGE_SIZE)];
+	unsigned long idle[BITS_TO_LONGS(GPS_PAGE_2M / PAGE_SIZE)];
 	struct gps_alloc *a = r->alloc;
 	struct gps_gpage *gp = gps_gpage(a, r->gidx);
-	struct gps_diff *df = dev->scratch;
-	unsigned int bs = dev->queue.block_size;
-	unsigned int bulk = READ_ONCE(gps_knobs.bulk_blocks);
-	unsigned int i, k, pages = 0;
-	unsigned int changed = 0;
-	struct page *twin;
+	unsigned int i, nb, pages = 0, changed = 0;
 	u64 t0 = ktime_get_ns();
 	bool stored = false;
 
-	gps_write_protect(r, dirty, hot);
+	gps_write_protect(r, dirty, hot, idle);
 	atomic64_add(ktime_get_ns() - t0, &dev->stats.protect_ns);
 	for_each_set_bit(i, dirty, a->nr_sub) {
-		u64 first_block = (((u64)r->gidx << a->gshift) +
-				   ((u64)i << PAGE_SHIFT)) / bs;
-
-		unsigned int nb = gps_diff_page(r, i, bs, df, &twin);
-
+		nb = gps_harvest_page(dev, r, i, st);
 		pages++;
-		changed += nb > 0;
+		if (!nb)
+			continue;
+		changed++;
 		/* A kept page stored to: kept for keep_writable_ms more. */
-		if (nb && test_bit(i, hot)) {
+		if (test_bit(i, hot)) {
 			r->seen[i] = jiffies | 1;
 			stored = true;
+			__clear_bit(i, idle);
 		}
-		if (nb && bulk && nb >= bulk) {
-			gps_push_page(dev, r, i, df->mask, nb, st);
-		} else if (nb) {
-			for (k = 0; k < PAGE_SIZE / bs; k++) {
-				const unsigned long *m =
-					df->mask + k * bs / BITS_PER_LONG;
-
-				if (!gps_block_changed(m, bs))
-					continue;
-				gps_push_block(dev, a, first_block + k, m, st);
-			}
-		}
-		if (twin) {
-			atomic64_dec(&gps_twin_pages);
-			atomic64_dec(&dev->stats.twin_pages);
-			twin = gps_still_adopt(r, i, twin);
-			if (twin)
-				put_page(twin);
-		}
+	}
+	if (!bitmap_empty(idle, a->nr_sub)) {
+		t0 = ktime_get_ns();
+		gps_retire(r, idle);
+		atomic64_add(ktime_get_ns() - t0, &dev->stats.protect_ns);
+		bitmap_andnot(hot, hot, idle, a->nr_sub);
+		/* Stores since the first diff go now; the twins go too. */
+		for_each_set_bit(i, idle, a->nr_sub)
+			changed += gps_harvest_page(dev, r, i, st) > 0;
 	}
 	/* One small page changed: capture only the faulting one next. */
 	spin_lock(&gp->lock);

@@ -5,10 +5,12 @@
  * epoch only (where the harvest protects in place), and every epoch's
  * stores, whole pages or single bytes, are published exactly; a page
  * left alone for longer than the knob is write-protected again and its
- * twin freed, so its next store faults; keep_writable_ms = 0 gives one
- * write fault per page and epoch; two devices writing different bytes of
- * kept pages both publish; a harvest never cleans the dirty bits of
- * another replica that a view maps since a subscription change; stores
+ * twin freed, so its next store faults, but one stored to between
+ * harvests further apart than that stays kept; keep_writable_ms = 0
+ * gives one write fault per page and epoch; two devices writing
+ * different bytes of kept pages both publish; a harvest leaves alone the
+ * pages of another replica that a view maps since a subscription change
+ * (then publishing them is that replica's harvest's); stores
  * through a view into another device's replica still fault every epoch,
  * so that the writer's fence fences the owner; the push thread pushes a
  * kept page's stores while it is being written.  The push thread is off
@@ -173,6 +175,32 @@ TEST_F(keep, idle_page_goes_back_to_faulting)
 }
 
 /*
+ * Stored to in every epoch, but the harvests (fences) come further apart
+ * than keep_writable_ms: each still finds the page stored to, by its
+ * diff, so it stays writable and takes no fault after the first epoch.
+ */
+TEST_F(keep, page_stored_between_sparse_harvests_stays_kept)
+{
+	struct timespec ts = { 0, 150 * 1000 * 1000 };
+	volatile unsigned char *p;
+	long long wf;
+	int e;
+
+	if (!self->in_place)
+		SKIP(return, "harvests zap (protect_in_place = 0)");
+	p = kept_page(_metadata, gps_fx(self), 40);
+	wf = STAT("write_faults");
+	for (e = 2; e <= 4; e++) {
+		nanosleep(&ts, NULL);	/* past keep_writable_ms */
+		p[0] = e;
+		ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
+		ASSERT_TRUE(all_replicas(_metadata, gps_fx(self), 1, e));
+	}
+	EXPECT_EQ(0, STAT("write_faults") - wf);
+	EXPECT_EQ(1, STAT("twin_pages"));
+}
+
+/*
  * The push thread publishes stores to a kept page while it is being
  * written, without a fence and without a fault: it does not wait out
  * keep_writable_ms (10 s here) for a page whose last harvest saw a store.
@@ -272,8 +300,9 @@ static void manual_page(struct __test_metadata *_metadata,
 /*
  * View 1 maps device 0's replica, then device 1 subscribes: view 1 maps
  * device 1's own replica from then on.  Device 0's harvest, fenced
- * first, must not clean the dirty bits of device 1's stores, or device
- * 1's harvest takes its kept page for untouched and publishes nothing.
+ * first, must leave view 1 alone (it once cleaned the dirty bits of
+ * device 1's stores there, and device 1's harvest took its kept page for
+ * untouched and published nothing).
  */
 TEST_F(keep, harvest_leaves_a_retargeted_view_alone)
 {

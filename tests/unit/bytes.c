@@ -131,6 +131,24 @@ TEST(apply_writes_exactly_the_masked_bytes)
 	}
 }
 
+/* Every mask of an 8-byte word: halves and pairs, whole or in part. */
+TEST(apply_of_every_word_mask)
+{
+	static u8 src[PG], dst[PG];
+	unsigned long mask[PG / BITS_PER_LONG];
+	unsigned int i, m;
+
+	for (i = 0; i < PG; i++)
+		src[i] = (u8)(i * 7 + 1);
+	memset(dst, 0xee, PG);
+	memset(mask, 0, sizeof(mask));
+	for (m = 0; m < 256; m++)	/* word m gets mask m */
+		((u8 *)mask)[m] = (u8)m;
+	gps_bytes_apply(dst, src, mask, PG);
+	for (i = 0; i < PG; i++)
+		ASSERT_EQ(bit(mask, i) ? src[i] : 0xee, dst[i]);
+}
+
 TEST(apply_of_one_block)
 {
 	static u8 src[PG], dst[PG];
