@@ -65,44 +65,13 @@ static inline void gps_diff_words(const u64 *cur, u64 *twin,
 }
 
 /*
- * The bytes of an 8-byte word of @s set in @m8 into @d, and no other
- * byte: an aligned half or pair whose bytes are all set is one copy of
- * constant size, one store (floats that keep their exponent byte change
- * bytes 0 to 2 of 4: two stores, not three).  Only set bytes are written,
- * so a concurrent store to any other byte stays.
- */
-static inline void gps_bytes_apply8(u8 *d, const u8 *s, unsigned int m8)
-{
-	unsigned int h, q;
-
-	for (h = 0; h < 8; h += 4) {
-		unsigned int m4 = (m8 >> h) & 0xf;
-
-		if (m4 == 0xf) {
-			memcpy(d + h, s + h, 4);
-			continue;
-		}
-		for (q = h; m4; q += 2, m4 >>= 2) {
-			if ((m4 & 3) == 3) {
-				memcpy(d + q, s + q, 2);
-				continue;
-			}
-			if (m4 & 1)
-				d[q] = s[q];
-			if (m4 & 2)
-				d[q + 1] = s[q + 1];
-		}
-	}
-}
-
-/*
  * Copy the bytes of @src set in @mask into @dst, and no other byte: a
  * receiver's own stores to the others, racing with the push, must stay.
  * A mask word at a time (a run of unchanged or of changed bytes is one
- * test), then 8 bytes at a time (gps_bytes_apply8()): doubles that keep
- * their sign and exponent change 6 or 7 bytes of 8, and a call per run of
- * changed bytes (memcpy of each bit range) cost more than the page copy
- * itself.  @nbytes: a multiple of BITS_PER_LONG.
+ * test), then 8 bytes at a time: doubles that keep their sign and
+ * exponent change 6 or 7 bytes of 8, and a call per run of changed bytes
+ * (memcpy of each bit range) cost more than the page copy itself.  Each
+ * byte of @src is read once.  @nbytes: a multiple of BITS_PER_LONG.
  */
 static inline void gps_bytes_apply(u8 *dst, const u8 *src,
 				   const unsigned long *mask,
@@ -124,10 +93,16 @@ static inline void gps_bytes_apply(u8 *dst, const u8 *src,
 		for (w = 0; w < BITS_PER_LONG; w += 8) {
 			unsigned long m8 = (m >> w) & 0xff;
 
-			if (m8 == 0xff)
+			if (m8 == 0xff) {
 				memcpy(d + w, s + w, 8);
-			else if (m8)
-				gps_bytes_apply8(d + w, s + w, m8);
+				continue;
+			}
+			while (m8) {
+				unsigned int b = __ffs(m8);
+
+				d[w + b] = s[w + b];
+				m8 &= m8 - 1;
+			}
 		}
 	}
 }

@@ -131,7 +131,7 @@ TEST(apply_writes_exactly_the_masked_bytes)
 	}
 }
 
-/* Every mask of an 8-byte word: halves and pairs, whole or in part. */
+/* Every mask of an 8-byte word, one word each. */
 TEST(apply_of_every_word_mask)
 {
 	static u8 src[PG], dst[PG];
