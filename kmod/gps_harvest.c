@@ -6,12 +6,14 @@
  * dirty list with a twin.  Harvesting it (the driver's counterpart of
  * stores reaching the GPS unit) takes four steps:
  *
- *  1. lock the dirty small pages of the replica and clear their dirty
- *     bits: a write fault from now on waits for the page lock and then
- *     marks the page dirty again;
- *  2. write-protect them in every view that may map them (the next write
- *     faults into gps_page_mkwrite()), and unlock: PTEs stay, made
- *     read-only, so loads go on without faults (gps_protect_range());
+ *  1. lock the dirty small pages of the replica and clear the dirty
+ *     bits of those not kept writable (pages being written stay so, see
+ *     gps_write_protect()): a write fault from now on waits for the page
+ *     lock and then marks the page dirty again;
+ *  2. write-protect those in every view that may map them, and the kept
+ *     ones in every view but the owner's (the next write faults into
+ *     gps_page_mkwrite()), and unlock: PTEs stay, made read-only, so
+ *     loads go on without faults (gps_protect_range());
  *  3. under the GPS page lock, diff each page against its twin one word
  *     at a time, recording the changed bytes in a byte mask and copying
  *     them into the twin, so that the twin equals what was published;
@@ -22,7 +24,10 @@
  *
  * A twin of a page that was not written again meanwhile is freed: twins
  * live only while a page is writable, so their memory follows the write
- * working set, not the allocation.
+ * working set, not the allocation.  A kept page that a diff finds
+ * unchanged keep_writable_ms after its last store goes through steps 1
+ * to 3 once more, write-protected this time (gps_retire()), which frees
+ * its twin.
  *
  * Called with the device's harvest_lock held (see gps_internal.h), by the
  * thread and the fences; calls the push.
