@@ -396,7 +396,7 @@ static void gps_retire(struct gps_replica *r, const unsigned long *idle)
 }
 
 /*
- * Step 3 and 4 for small page @i of @r: diff it and push or queue what
+ * Steps 3 and 4 for small page @i of @r: diff it and push or queue what
  * changed; its twin goes if the page is no longer dirty.  Returns the
  * number of changed blocks.
  */
