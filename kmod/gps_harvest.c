@@ -219,9 +219,33 @@ static unsigned long gps_views_of(struct gps_replica *r)
 }
 
 /*
- * Steps 1 and 2: the small pages that were dirty go to @dirty; of them,
- * those left writable to @hot, and of those, the ones whose last store
- * seen is older than keep_writable_ms to @expiring.
+ * Write-protect small pages of @r: @own in the owner's view (none if
+ * NULL), @others in the other @views.  Their pages locked.
+ */
+static void gps_protect_views(struct gps_replica *r, unsigned long views,
+			      const unsigned long *own,
+			      const unsigned long *others, bool zap)
+{
+	struct gps_alloc *a = r->alloc;
+	unsigned int s, e, nr = a->nr_sub;
+	int v;
+
+	for_each_set_bit(v, &views, gps_nr_devs) {
+		pgoff_t base = a->pgoff + v * a->stride + r->gidx * nr;
+		const unsigned long *pages = v == r->dev ? own : others;
+
+		if (!pages)
+			continue;
+		for_each_set_bitrange(s, e, pages, nr)
+			gps_protect_range(a->ctx->mapping, base + s, e - s,
+					  zap);
+	}
+}
+
+/*
+ * Steps 1 and 2: the small pages that were dirty go to @dirty, and of
+ * them those whose last store seen is older than keep_writable_ms to
+ * @expiring.  Returns whether they are all kept writable.
  *
  * A page kept writable by the last harvest stays so: it keeps its dirty
  * bit, its twin and its PTEs in the owner's view, so that the owner's
@@ -232,35 +256,32 @@ static unsigned long gps_views_of(struct gps_replica *r)
  * cleaning them costs a TLB flush (an IPI to every CPU of the process)
  * per replica and harvest, more than the diff it could spare.  A page
  * written since the last harvest through a fault (dirty, not kept) was
- * stored to now: it is kept too.  The other pages are write-protected.
- * Nothing is left writable while tracking (it needs the faults) or
- * without the kernel's mapping dirty helpers (protection would zap, and
- * a load would fault).
+ * stored to now: it is kept too.  Nothing is kept writable while
+ * tracking (it needs the faults) or without the kernel's mapping dirty
+ * helpers (protection would zap, and a load would fault): then every
+ * page is write-protected.
  */
-static void gps_write_protect(struct gps_replica *r, unsigned long *dirty,
-			      unsigned long *hot, unsigned long *expiring)
+static bool gps_write_protect(struct gps_replica *r, unsigned long *dirty,
+			      unsigned long *expiring)
 {
-	DECLARE_BITMAP(cold, GPS_PAGE_2M / PAGE_SIZE);
 	struct gps_alloc *a = r->alloc;
 	struct gps_gpage *gp = gps_gpage(a, r->gidx);
-	unsigned int s, e, i, nr = a->nr_sub;
+	unsigned int i, nr = a->nr_sub;
 	unsigned int keep = READ_ONCE(gps_knobs.keep_writable_ms);
-	struct address_space *mapping = a->ctx->mapping;
 	bool zap = READ_ONCE(a->tracking);
+	bool kept = IS_ENABLED(CONFIG_MAPPING_DIRTY_HELPERS) && keep && !zap;
 	unsigned long views, now = jiffies;
-	int v;
 
 	spin_lock(&gp->lock);
 	bitmap_copy(dirty, r->dirty, nr);
 	views = gps_views_of(r);
 	spin_unlock(&gp->lock);
-	bitmap_zero(hot, nr);
 	bitmap_zero(expiring, nr);
 
 	for_each_set_bit(i, dirty, nr)
 		lock_page(r->pages[i]);
-	if (IS_ENABLED(CONFIG_MAPPING_DIRTY_HELPERS) && keep && !zap) {
-		/* seen: jiffies | 1, 0 for never (jiffies start near wrap) */
+	/* seen: jiffies | 1, 0 for never (jiffies start near wrap) */
+	if (kept) {
 		for_each_set_bit(i, dirty, nr) {
 			if (!test_bit(i, r->kept))
 				r->seen[i] = now | 1;
@@ -268,13 +289,15 @@ static void gps_write_protect(struct gps_replica *r, unsigned long *dirty,
 				 time_after(now, r->seen[i] +
 					    msecs_to_jiffies(keep)))
 				__set_bit(i, expiring);
-			__set_bit(i, hot);
 		}
 	}
-	bitmap_andnot(cold, dirty, hot, nr);
 	spin_lock(&gp->lock);
-	bitmap_andnot(r->dirty, r->dirty, cold, nr);
-	bitmap_copy(r->kept, hot, nr);
+	if (kept) {
+		bitmap_copy(r->kept, dirty, nr);
+	} else {
+		bitmap_andnot(r->dirty, r->dirty, dirty, nr);
+		bitmap_zero(r->kept, nr);
+	}
 	spin_unlock(&gp->lock);
 
 	/*
@@ -282,14 +305,10 @@ static void gps_write_protect(struct gps_replica *r, unsigned long *dirty,
 	 * next store must fault, which tells that device's fences to fence
 	 * the owner too (remote_mask).
 	 */
-	for_each_set_bit(v, &views, gps_nr_devs) {
-		pgoff_t base = a->pgoff + v * a->stride + r->gidx * nr;
-
-		for_each_set_bitrange(s, e, v == r->dev ? cold : dirty, nr)
-			gps_protect_range(mapping, base + s, e - s, zap);
-	}
+	gps_protect_views(r, views, kept ? NULL : dirty, dirty, zap);
 	for_each_set_bit(i, dirty, nr)
 		unlock_page(r->pages[i]);
+	return kept;
 }
 
 /*
@@ -371,11 +390,9 @@ static unsigned int gps_diff_page(struct gps_replica *r, unsigned int sub,
  */
 static void gps_retire(struct gps_replica *r, const unsigned long *idle)
 {
-	struct gps_alloc *a = r->alloc;
-	struct gps_gpage *gp = gps_gpage(a, r->gidx);
-	unsigned int s, e, i, nr = a->nr_sub;
+	struct gps_gpage *gp = gps_gpage(r->alloc, r->gidx);
+	unsigned int i, nr = r->alloc->nr_sub;
 	unsigned long views;
-	int v;
 
 	for_each_set_bit(i, idle, nr)
 		lock_page(r->pages[i]);
@@ -384,13 +401,7 @@ static void gps_retire(struct gps_replica *r, const unsigned long *idle)
 	bitmap_andnot(r->kept, r->kept, idle, nr);
 	views = gps_views_of(r);
 	spin_unlock(&gp->lock);
-	for_each_set_bit(v, &views, gps_nr_devs) {
-		pgoff_t base = a->pgoff + v * a->stride + r->gidx * nr;
-
-		for_each_set_bitrange(s, e, idle, nr)
-			gps_protect_range(a->ctx->mapping, base + s, e - s,
-					  false);
-	}
+	gps_protect_views(r, views, idle, idle, false);
 	for_each_set_bit(i, idle, nr)
 		unlock_page(r->pages[i]);
 }
@@ -439,15 +450,15 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
 					struct gps_fence_stats *st)
 {
 	unsigned long dirty[BITS_TO_LONGS(GPS_PAGE_2M / PAGE_SIZE)];
-	unsigned long hot[BITS_TO_LONGS(GPS_PAGE_2M / PAGE_SIZE)];
+	/* expiring pages, then those of them the diff found unchanged */
 	unsigned long idle[BITS_TO_LONGS(GPS_PAGE_2M / PAGE_SIZE)];
 	struct gps_alloc *a = r->alloc;
 	struct gps_gpage *gp = gps_gpage(a, r->gidx);
 	unsigned int i, nb, pages = 0, changed = 0;
 	u64 t0 = ktime_get_ns();
-	bool stored = false;
+	bool stored = false, kept;
 
-	gps_write_protect(r, dirty, hot, idle);
+	kept = gps_write_protect(r, dirty, idle);
 	atomic64_add(ktime_get_ns() - t0, &dev->stats.protect_ns);
 	for_each_set_bit(i, dirty, a->nr_sub) {
 		nb = gps_harvest_page(dev, r, i, st);
@@ -456,7 +467,7 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
 			continue;
 		changed++;
 		/* A kept page stored to: kept for keep_writable_ms more. */
-		if (test_bit(i, hot)) {
+		if (kept) {
 			r->seen[i] = jiffies | 1;
 			stored = true;
 			__clear_bit(i, idle);
@@ -466,7 +477,6 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
 		t0 = ktime_get_ns();
 		gps_retire(r, idle);
 		atomic64_add(ktime_get_ns() - t0, &dev->stats.protect_ns);
-		bitmap_andnot(hot, hot, idle, a->nr_sub);
 		/* Stores since the first diff go now; the twins go too. */
 		for_each_set_bit(i, idle, a->nr_sub)
 			changed += gps_harvest_page(dev, r, i, st) > 0;
@@ -475,7 +485,8 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
 	spin_lock(&gp->lock);
 	if (pages)
 		r->narrow = changed < 2;
-	if (!bitmap_empty(hot, a->nr_sub))
+	/* idle is a part of dirty: pages are left kept unless it is all */
+	if (kept && !bitmap_equal(dirty, idle, a->nr_sub))
 		gps_mark_hot(r, stored);
 	spin_unlock(&gp->lock);
 	atomic64_add(pages, &dev->stats.pages_harvested);

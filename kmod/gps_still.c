@@ -55,6 +55,18 @@ static void gps_still_compare(struct gps_replica *r, unsigned int sub,
 	kunmap_local(p);
 }
 
+/* The last look at page @sub of @r, and its shadow goes. */
+static void gps_still_forget(struct gps_replica *r, unsigned int sub,
+			     const char *where)
+{
+	if (!r->shadows[sub])
+		return;
+	if (!r->twins[sub])
+		gps_still_compare(r, sub, 0, PAGE_SIZE, where);
+	put_page(r->shadows[sub]);
+	r->shadows[sub] = NULL;
+}
+
 /**
  * gps_still_adopt() - keep a twin the harvest frees as its page's shadow
  * @r: replica, its owner's harvest_lock held (so @r stays)
@@ -128,12 +140,7 @@ void gps_still_drop(struct gps_replica *r, unsigned int sub,
 		    const char *where)
 {
 	lockdep_assert_held(&gps_gpage(r->alloc, r->gidx)->lock);
-	if (!r->shadows[sub])
-		return;
-	if (!r->twins[sub])
-		gps_still_compare(r, sub, 0, PAGE_SIZE, where);
-	put_page(r->shadows[sub]);
-	r->shadows[sub] = NULL;
+	gps_still_forget(r, sub, where);
 }
 
 /**
@@ -144,12 +151,6 @@ void gps_still_free(struct gps_replica *r)
 {
 	unsigned int i;
 
-	for (i = 0; i < r->alloc->nr_sub; i++) {
-		if (!r->shadows[i])
-			continue;
-		if (!r->twins[i])
-			gps_still_compare(r, i, 0, PAGE_SIZE, "free");
-		put_page(r->shadows[i]);
-		r->shadows[i] = NULL;
-	}
+	for (i = 0; i < r->alloc->nr_sub; i++)
+		gps_still_forget(r, i, "free");
 }
