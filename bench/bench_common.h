@@ -220,6 +220,7 @@ struct bench_counters {
 	unsigned long long fences;
 	unsigned long long pages_harvested;	/* small pages diffed */
 	unsigned long long thread_rounds;
+	unsigned long long pages_helped;
 	unsigned long long link_wait_ns;
 	unsigned long long harvest_ns;	/* all devices' time, summed */
 	unsigned long long protect_ns;
@@ -257,6 +258,7 @@ static inline void bench_counters_read(struct bench_counters *c)
 				BENCH_CNT(fences);
 				BENCH_CNT(pages_harvested);
 				BENCH_CNT(thread_rounds);
+				BENCH_CNT(pages_helped);
 				BENCH_CNT(link_wait_ns);
 				BENCH_CNT(harvest_ns);
 				BENCH_CNT(protect_ns);
@@ -307,6 +309,7 @@ static inline void bench_counters_diff(struct bench_counters *d,
 	BENCH_SUB(read_faults);
 	BENCH_SUB(fences);
 	BENCH_SUB(pages_harvested);
+	BENCH_SUB(pages_helped);
 	BENCH_SUB(thread_rounds);
 	BENCH_SUB(link_wait_ns);
 	BENCH_SUB(harvest_ns);

@@ -1151,15 +1151,15 @@ static void record(const struct wl *w, const char *pname, int nd,
 		printf(" subscribers=%s blocks_queued=%llu blocks_merged=%llu"
 		       " hit_rate=%.4f blocks_pushed=%llu blocks_bulk=%llu"
 		       " blocks_early=%llu write_faults=%llu fences=%llu"
-		       " pages_harvested=%llu thread_rounds=%llu"
-		       " link_wait_s=%.4f harvest_s=%.4f protect_s=%.4f"
+		       " pages_harvested=%llu pages_helped=%llu"
+		       " thread_rounds=%llu link_wait_s=%.4f harvest_s=%.4f protect_s=%.4f"
 		       " fence_s=%.4f fence_wait_s=%.4f",
 		       r->subs[0] ? r->subs : "n/a", c->blocks_queued,
 		       c->blocks_merged,
 		       tot ? (double)c->blocks_merged / tot : 0.0,
 		       c->blocks_pushed, c->blocks_bulk,
 		       c->blocks_pushed_early, c->write_faults, c->fences,
-		       c->pages_harvested, c->thread_rounds,
+		       c->pages_harvested, c->pages_helped, c->thread_rounds,
 		       c->link_wait_ns * 1e-9, c->harvest_ns * 1e-9,
 		       c->protect_ns * 1e-9, c->fence_ns * 1e-9,
 		       c->fence_wait_ns * 1e-9);

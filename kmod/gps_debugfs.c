@@ -35,6 +35,7 @@ static const struct {
 	{ "write_faults", offsetof(struct gps_dev_stats, write_faults) },
 	{ "pages_captured", offsetof(struct gps_dev_stats, pages_captured) },
 	{ "pages_harvested", offsetof(struct gps_dev_stats, pages_harvested) },
+	{ "pages_helped", offsetof(struct gps_dev_stats, pages_helped) },
 	{ "blocks_queued", offsetof(struct gps_dev_stats, blocks_queued) },
 	{ "blocks_merged", offsetof(struct gps_dev_stats, blocks_merged) },
 	{ "blocks_pushed", offsetof(struct gps_dev_stats, blocks_pushed) },

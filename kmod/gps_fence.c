@@ -3,16 +3,17 @@
  * DOC: fences and work on every device at once
  *
  * A fence runs in the caller's context: it harvests every replica that
- * was dirty when it started and drains the queue, under the device's
- * harvest_lock, taken killably.  A fence of a device that wrote through
- * remote replicas (it was not a subscriber) fences their owners too.
- * Then it waits for the link model, once for all the devices it fenced.
+ * was dirty when it started, with the node's other CPUs (gps_help.c), and
+ * drains the queue, under the device's harvest_lock, taken killably.  A
+ * fence of a device that wrote through remote replicas (it was not a
+ * subscriber) fences their owners too.  Then it waits for the link
+ * model, once for all the devices it fenced.
  *
  * Also here: what holds every device's harvest_lock at once (subscription
  * changes, queue reshaping) and the drain of every device done under it.
  *
- * Calls the harvest, the push and the link model; called by the ioctls,
- * allocations, tracking and the knobs.
+ * Calls the harvest, its helpers, the push and the link model; called by
+ * the ioctls, allocations, tracking and the knobs.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -25,8 +26,13 @@
 #include "gps_inject.h"
 #include "gps_trace.h"
 
-/* Harvest what is dirty now and push everything: harvest_lock held. */
-static void gps_fence_locked(struct gps_dev *dev, struct gps_fence_stats *st)
+/*
+ * Harvest what is dirty now and push everything: harvest_lock held.  With
+ * @help, on every CPU of the node (gps_help.c); subscription changes and
+ * queue reshaping, which hold every harvest_lock and more, do without.
+ */
+static void gps_fence_locked(struct gps_dev *dev, struct gps_fence_stats *st,
+			     bool help)
 {
 	unsigned long nr;
 
@@ -34,7 +40,10 @@ static void gps_fence_locked(struct gps_dev *dev, struct gps_fence_stats *st)
 	spin_lock(&dev->dirty_lock);
 	nr = dev->nr_dirty;
 	spin_unlock(&dev->dirty_lock);
-	gps_harvest(dev, nr, 0, st);
+	if (help)
+		gps_harvest_helped(dev, nr, st);
+	else
+		gps_harvest(dev, nr, 0, st);
 	gps_push_drain(dev, st);
 	atomic64_inc(&dev->stats.fences);
 }
@@ -42,11 +51,16 @@ static void gps_fence_locked(struct gps_dev *dev, struct gps_fence_stats *st)
 static int gps_fence_one(struct gps_dev *dev, struct gps_fence_stats *st)
 {
 	u64 t0 = ktime_get_ns(), t1;
+	int ret;
 
-	if (mutex_lock_killable(&dev->harvest_lock))
+	/* The push thread ends its round early for us: gps_harvest(). */
+	atomic_inc(&dev->fences_waiting);
+	ret = mutex_lock_killable(&dev->harvest_lock);
+	atomic_dec(&dev->fences_waiting);
+	if (ret)
 		return -EINTR;
 	t1 = ktime_get_ns();
-	gps_fence_locked(dev, st);
+	gps_fence_locked(dev, st, true);
 	mutex_unlock(&dev->harvest_lock);
 	atomic64_add(t1 - t0, &dev->stats.fence_wait_ns);
 	atomic64_add(ktime_get_ns() - t0, &dev->stats.fence_ns);
@@ -158,7 +172,7 @@ void gps_drain_all_locked(struct gps_fence_stats *st)
 	for (d = 0; d < gps_nr_devs; d++)
 		lockdep_assert_held(&gps_devs[d].harvest_lock);
 	for (d = 0; d < gps_nr_devs; d++)
-		gps_fence_locked(&gps_devs[d], st ? st : &dummy);
+		gps_fence_locked(&gps_devs[d], st ? st : &dummy, false);
 }
 
 /**

@@ -47,11 +47,6 @@
 /* Backoff of an idle kept replica: 200 us << 20 exceeds any keep. */
 #define GPS_IDLE_MAX	20
 
-/* Diff output of one small page: the byte mask of what changed. */
-struct gps_diff {
-	unsigned long mask[BITS_TO_LONGS(PAGE_SIZE)];
-};
-
 /**
  * gps_mark_dirty() - put a replica on its owner's dirty list
  * @r: replica with a dirty bit just set; caller holds its GPS page lock
@@ -165,6 +160,36 @@ static struct gps_replica *gps_dirty_pop(struct gps_dev *dev, u64 min_age)
 		gps_dirty_del(dev, r);
 	spin_unlock(&dev->dirty_lock);
 	return r;
+}
+
+/**
+ * gps_dirty_take() - take up to @n replicas off the head of the dirty list
+ * @dev: device, harvest_lock held
+ * @batch: where they go, oldest first
+ * @n: room in @batch
+ *
+ * At once, under one hold of dirty_lock: a replica re-dirtied by a fault
+ * meanwhile goes back to the list, and must not come twice into one
+ * batch, whose replicas are harvested at the same time.
+ *
+ * Return: the number taken.
+ */
+unsigned int gps_dirty_take(struct gps_dev *dev, struct gps_replica **batch,
+			    unsigned int n)
+{
+	struct gps_replica *r;
+	unsigned int k = 0;
+
+	lockdep_assert_held(&dev->harvest_lock);
+	spin_lock(&dev->dirty_lock);
+	while (k < n && !list_empty(&dev->dirty)) {
+		r = list_first_entry(&dev->dirty, struct gps_replica,
+				     dirty_link);
+		gps_dirty_del(dev, r);
+		batch[k++] = r;
+	}
+	spin_unlock(&dev->dirty_lock);
+	return k;
 }
 
 #ifdef CONFIG_MAPPING_DIRTY_HELPERS
@@ -411,12 +436,12 @@ static void gps_retire(struct gps_replica *r, const unsigned long *idle)
  * changed; its twin goes if the page is no longer dirty.  Returns the
  * number of changed blocks.
  */
-static unsigned int gps_harvest_page(struct gps_dev *dev,
-				     struct gps_replica *r, unsigned int i,
-				     struct gps_fence_stats *st)
+static unsigned int gps_harvest_page(struct gps_harvester *h,
+				     struct gps_replica *r, unsigned int i)
 {
+	struct gps_dev *dev = h->dev;
 	struct gps_alloc *a = r->alloc;
-	struct gps_diff *df = dev->scratch;
+	struct gps_diff *df = h->df;
 	unsigned int bs = dev->queue.block_size;
 	unsigned int bulk = READ_ONCE(gps_knobs.bulk_blocks);
 	u64 first_block = (((u64)r->gidx << a->gshift) +
@@ -424,15 +449,15 @@ static unsigned int gps_harvest_page(struct gps_dev *dev,
 	struct page *twin;
 	unsigned int k, nb = gps_diff_page(r, i, bs, df, &twin);
 
-	if (nb && bulk && nb >= bulk) {
-		gps_push_page(dev, r, i, df->mask, nb, st);
+	if (nb && (h->direct || (bulk && nb >= bulk))) {
+		gps_push_page(dev, r, i, df->mask, nb, h->st);
 	} else if (nb) {
 		for (k = 0; k < PAGE_SIZE / bs; k++) {
 			const unsigned long *m = df->mask + k * bs / BITS_PER_LONG;
 
 			if (!gps_block_changed(m, bs))
 				continue;
-			gps_push_block(dev, a, first_block + k, m, st);
+			gps_push_block(dev, a, first_block + k, m, h->st);
 		}
 	}
 	if (twin) {
@@ -445,10 +470,17 @@ static unsigned int gps_harvest_page(struct gps_dev *dev,
 	return nb;
 }
 
-static unsigned int gps_harvest_replica(struct gps_dev *dev,
-					struct gps_replica *r,
-					struct gps_fence_stats *st)
+/**
+ * gps_harvest_replica() - harvest every dirty small page of a replica
+ * @h: the harvester, its device the owner of @r
+ * @r: replica taken off the dirty list by the caller
+ *
+ * Return: the number of small pages diffed.
+ */
+unsigned int gps_harvest_replica(struct gps_harvester *h,
+				 struct gps_replica *r)
 {
+	struct gps_dev *dev = h->dev;
 	unsigned long dirty[BITS_TO_LONGS(GPS_PAGE_2M / PAGE_SIZE)];
 	/* expiring pages, then those of them the diff found unchanged */
 	unsigned long idle[BITS_TO_LONGS(GPS_PAGE_2M / PAGE_SIZE)];
@@ -458,10 +490,11 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
 	u64 t0 = ktime_get_ns();
 	bool stored = false, kept;
 
+	gps_assert_harvesting(dev);
 	kept = gps_write_protect(r, dirty, idle);
 	atomic64_add(ktime_get_ns() - t0, &dev->stats.protect_ns);
 	for_each_set_bit(i, dirty, a->nr_sub) {
-		nb = gps_harvest_page(dev, r, i, st);
+		nb = gps_harvest_page(h, r, i);
 		pages++;
 		if (!nb)
 			continue;
@@ -479,7 +512,7 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
 		atomic64_add(ktime_get_ns() - t0, &dev->stats.protect_ns);
 		/* Stores since the first diff go now; the twins go too. */
 		for_each_set_bit(i, idle, a->nr_sub)
-			changed += gps_harvest_page(dev, r, i, st) > 0;
+			changed += gps_harvest_page(h, r, i) > 0;
 	}
 	/* One small page changed: capture only the faulting one next. */
 	spin_lock(&gp->lock);
@@ -490,9 +523,19 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
 		gps_mark_hot(r, stored);
 	spin_unlock(&gp->lock);
 	atomic64_add(pages, &dev->stats.pages_harvested);
-	if (st)
-		st->pages_harvested += pages;
+	if (h->st)
+		h->st->pages_harvested += pages;
 	return pages;
+}
+
+/*
+ * The push thread (@min_age) stops for a fence waiting for the lock: the
+ * fence harvests the same replicas, on every CPU of the node, and would
+ * spin or sleep on the lock meanwhile.
+ */
+static bool gps_harvest_yield(struct gps_dev *dev, u64 min_age)
+{
+	return min_age && atomic_read(&dev->fences_waiting);
 }
 
 /**
@@ -506,19 +549,22 @@ static unsigned int gps_harvest_replica(struct gps_dev *dev,
  *
  * Replicas dirtied again while this runs go to the tail of the list, so a
  * budget of the list's length at entry covers every store made before.
+ * The push thread's harvest ends early when a fence waits for the lock.
  *
  * Return: the number of replicas harvested.
  */
 unsigned long gps_harvest(struct gps_dev *dev, unsigned long budget,
 			  u64 min_age, struct gps_fence_stats *st)
 {
+	struct gps_harvester h = { .dev = dev, .df = dev->scratch, .st = st };
 	u64 t0 = ktime_get_ns(), pages = 0;
 	unsigned long done = 0;
 	struct gps_replica *r;
 
 	lockdep_assert_held(&dev->harvest_lock);
-	while (done < budget && (r = gps_dirty_pop(dev, min_age))) {
-		pages += gps_harvest_replica(dev, r, st);
+	while (done < budget && !gps_harvest_yield(dev, min_age) &&
+	       (r = gps_dirty_pop(dev, min_age))) {
+		pages += gps_harvest_replica(&h, r);
 		done++;
 		cond_resched();
 	}

@@ -25,6 +25,7 @@
  *           mapping->i_mmap_rwsem      (unmap_mapping_range)
  *         gps_gpage.lock               (spinlock)
  *           gps_dev.dirty_lock         (spinlock)
+ *       gps_dev.link_lock              (spinlock, a leaf)
  *
  * Beside the tree: mmap_lock (or the VMA lock) -> gps_alloc.sub_sem ->
  * page lock: the fault paths (sub_sem for reading; inside the page lock,
@@ -51,13 +52,16 @@
  *    and cleared by the harvester with the page locked, before the views
  *    are write-protected again: so a write that faults in between is
  *    never lost.
- *  - A queue is used only under its device's harvest_lock.
+ *  - A queue is used only under its device's harvest_lock.  A fence's
+ *    helpers (gps_help.c) harvest and push under the lock their fence
+ *    holds, never using the queue.
  */
 #ifndef _GPS_INTERNAL_H
 #define _GPS_INTERNAL_H
 
 #include <linux/types.h>
 #include <linux/mutex.h>
+#include <linux/lockdep.h>
 #include <linux/spinlock.h>
 #include <linux/rwsem.h>
 #include <linux/kref.h>
@@ -99,12 +103,20 @@ struct gps_queue {
 	void *storage;			/* masks of all entries */
 };
 
+/* Values a fence reports back. */
+struct gps_fence_stats {
+	u64 pages_harvested;
+	u64 blocks_pushed;
+	u64 bytes_pushed;
+};
+
 /* Counters of one device; updated with atomics, read by debugfs. */
 struct gps_dev_stats {
 	atomic64_t read_faults;
 	atomic64_t write_faults;
 	atomic64_t pages_captured;	/* taken along by a write fault */
 	atomic64_t pages_harvested;
+	atomic64_t pages_helped;	/* of pages_harvested: by fence helpers */
 	atomic64_t blocks_queued;
 	atomic64_t blocks_merged;
 	atomic64_t blocks_pushed;
@@ -132,12 +144,15 @@ struct gps_dev_stats {
 	atomic64_t to_bytes[GPS_MAX_DEVICES];
 };
 
+struct gps_helpers;
+
 struct gps_dev {
 	int id;				/* device index */
 	int nid;			/* NUMA node */
 	struct task_struct *thread;	/* gps/<nid> */
 	wait_queue_head_t wait;		/* the thread sleeps here */
 	struct mutex harvest_lock;	/* harvest and push of this device */
+	atomic_t fences_waiting;	/* for harvest_lock: the thread yields */
 	spinlock_t dirty_lock;		/* dirty, nr_dirty, nr_hot */
 	struct list_head dirty;		/* replicas with dirty small pages */
 	unsigned long nr_dirty;
@@ -146,8 +161,38 @@ struct gps_dev {
 	struct gps_queue queue;
 	struct gps_dev_stats stats;
 	void *scratch;			/* diff output, under harvest_lock */
-	u64 link_free_ns;		/* link model: busy until, harvest_lock */
+	spinlock_t link_lock;		/* link_free_ns */
+	u64 link_free_ns;		/* link model: busy until */
+	struct gps_helpers *helpers;	/* of fences: gps_help.c, or NULL */
+	bool helped;			/* a fence's helpers are at work */
 	struct dentry *debugfs;
+};
+
+/*
+ * @dev's harvest_lock is held: by the caller, or by the fence the caller
+ * helps (gps_help.c), which holds it until every helper is done.
+ */
+static inline void gps_assert_harvesting(struct gps_dev *dev)
+{
+	lockdep_assert(lockdep_is_held(&dev->harvest_lock) ||
+		       READ_ONCE(dev->helped));
+}
+
+/* Diff output of one small page: the byte mask of what changed. */
+struct gps_diff {
+	unsigned long mask[BITS_TO_LONGS(PAGE_SIZE)];
+};
+
+/*
+ * Who harvests: @dev's push thread or a fence (its harvest_lock held), or
+ * a helper of that fence.  @direct: push every changed page at once, past
+ * the queue, which only its lock's holder may use.
+ */
+struct gps_harvester {
+	struct gps_dev *dev;
+	struct gps_diff *df;
+	struct gps_fence_stats *st;	/* or NULL */
+	bool direct;
 };
 
 /* Per open file. */
@@ -235,6 +280,7 @@ struct gps_knobs {
 	u64 link_latency_ns;		/* added before a fence returns */
 	unsigned int capture_bytes;	/* mapped/captured per fault, 0: GPS page */
 	unsigned int keep_writable_ms;	/* written pages stay writable */
+	unsigned int fence_threads;	/* CPUs of the node a fence uses, 0: all */
 	unsigned int um_thrash_threshold; /* moves that make a page thrash */
 	unsigned int um_thrash_epoch_ms; /* ... within this time */
 	unsigned int um_pin_ms;		/* a thrashing page stays put */
@@ -242,13 +288,6 @@ struct gps_knobs {
 
 #define GPS_TRACK_POLICY_TOUCHED	0	/* the paper: read or written */
 #define GPS_TRACK_POLICY_READ		1	/* read: writers need no updates */
-
-/* Values a fence reports back. */
-struct gps_fence_stats {
-	u64 pages_harvested;
-	u64 blocks_pushed;
-	u64 bytes_pushed;
-};
 
 /* gps_main.c */
 extern struct gps_knobs gps_knobs;
@@ -355,7 +394,17 @@ void gps_mark_dirty(struct gps_replica *r);
 void gps_dirty_del(struct gps_dev *dev, struct gps_replica *r);
 unsigned long gps_harvest(struct gps_dev *dev, unsigned long budget,
 			  u64 min_age, struct gps_fence_stats *st);
+unsigned int gps_harvest_replica(struct gps_harvester *h,
+				 struct gps_replica *r);
+unsigned int gps_dirty_take(struct gps_dev *dev, struct gps_replica **batch,
+			    unsigned int n);
 void gps_harvest_purge(struct gps_dev *dev, struct gps_alloc *a);
+
+/* gps_help.c: a fence's harvest on the node's CPUs */
+unsigned long gps_harvest_helped(struct gps_dev *dev, unsigned long budget,
+				 struct gps_fence_stats *st);
+int gps_helpers_start(struct gps_dev *dev);
+void gps_helpers_stop(struct gps_dev *dev);
 
 /* gps_thread.c */
 int gps_thread_start(struct gps_dev *dev);

@@ -13,10 +13,12 @@
  * its link is busy.  Time the link spent during compute is not waited
  * for again, so overlap of pushes with compute is modelled too.
  *
- * The clock advances under the device's harvest_lock; every wait happens
- * after that lock is dropped.  link_bandwidth = 0 stops charging (and
- * forgets the backlog); link_latency_ns alone still delays fences that
- * pushed something; both 0 turn the model off.
+ * The clock advances under the device's link_lock, taken by whoever
+ * pushes for the device (its harvest_lock's holder, the helpers of a
+ * fence); every wait happens after the harvest_lock is dropped.
+ * link_bandwidth = 0 stops charging (and forgets the backlog);
+ * link_latency_ns alone still delays fences that pushed something; both
+ * 0 turn the model off.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -26,26 +28,25 @@
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/kthread.h>
-#include <linux/lockdep.h>
 #include "gps_internal.h"
 
 /**
  * gps_link_charge() - account @bytes sent over @dev's link
- * @dev: device, harvest_lock held
+ * @dev: device
  * @bytes: bytes written into other replicas
  */
 void gps_link_charge(struct gps_dev *dev, u64 bytes)
 {
 	u64 bw = READ_ONCE(gps_knobs.link_bandwidth);
-	u64 now;
+	u64 now, t;
 
-	lockdep_assert_held(&dev->harvest_lock);
 	if (!bw || !bytes)
 		return;
 	now = ktime_get_ns();
-	if (dev->link_free_ns < now)
-		dev->link_free_ns = now;
-	dev->link_free_ns += div64_u64(bytes * NSEC_PER_SEC, bw) ?: 1;
+	t = div64_u64(bytes * NSEC_PER_SEC, bw) ?: 1;
+	spin_lock(&dev->link_lock);
+	WRITE_ONCE(dev->link_free_ns, max(dev->link_free_ns, now) + t);
+	spin_unlock(&dev->link_lock);
 }
 
 /* A new bandwidth: forget what the old one still owed. */
@@ -54,9 +55,9 @@ void gps_link_reset(void)
 	int d;
 
 	for (d = 0; d < gps_nr_devs; d++) {
-		mutex_lock(&gps_devs[d].harvest_lock);
+		spin_lock(&gps_devs[d].link_lock);
 		WRITE_ONCE(gps_devs[d].link_free_ns, 0);
-		mutex_unlock(&gps_devs[d].harvest_lock);
+		spin_unlock(&gps_devs[d].link_lock);
 	}
 }
 

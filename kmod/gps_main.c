@@ -47,6 +47,7 @@ struct gps_knobs gps_knobs = {
 	.node_reserve_bytes = 32 << 20,
 	.capture_bytes = 0,		/* a fault captures the GPS page */
 	.keep_writable_ms = 100,	/* written pages stay writable */
+	.fence_threads = 0,		/* a fence uses every CPU of its node */
 	/* UVM's thrashing defaults: 3 moves within 2 s pin for 300 ms */
 	.um_thrash_threshold = 3,
 	.um_thrash_epoch_ms = 2000,
@@ -442,6 +443,7 @@ static void gps_devs_free(void)
 
 	for (d = 0; d < gps_nr_devs; d++) {
 		gps_thread_stop(&gps_devs[d]);
+		gps_helpers_stop(&gps_devs[d]);
 		gps_queue_destroy(&gps_devs[d].queue);
 		kfree(gps_devs[d].scratch);
 	}
@@ -469,6 +471,7 @@ static int gps_devs_init(void)
 		mutex_init(&dev->harvest_lock);
 		lockdep_set_class(&dev->harvest_lock, &gps_harvest_keys[d]);
 		spin_lock_init(&dev->dirty_lock);
+		spin_lock_init(&dev->link_lock);
 		INIT_LIST_HEAD(&dev->dirty);
 		d++;
 		ret = gps_queue_init(&dev->queue, nid, gps_knobs.queue_capacity,
@@ -483,6 +486,9 @@ static int gps_devs_init(void)
 			ret = -ENOMEM;
 			goto err_free;
 		}
+		ret = gps_helpers_start(dev);
+		if (ret)
+			goto err_free;
 		ret = gps_thread_start(dev);
 		if (ret)
 			goto err_free;

@@ -26,7 +26,7 @@
  * is never captured, dirty, queued or pushed, and no harvester reaches
  * its replicas.  Faults look pages up under sub_sem (read), the driver's
  * copies under sub_sem (read) and the page's lock.  The link is charged
- * under the source device's harvest_lock after sub_sem is dropped.
+ * (under its own link_lock) after sub_sem is dropped.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -99,9 +99,7 @@ static void gps_um_charge(int from, int to, u64 bytes, unsigned int blocks)
 	struct gps_dev *dev = &gps_devs[from];
 
 	gps_count_traffic(dev, to, blocks, bytes);
-	mutex_lock(&dev->harvest_lock);
 	gps_link_charge(dev, bytes);
-	mutex_unlock(&dev->harvest_lock);
 	gps_link_wait(dev, true);
 }
 

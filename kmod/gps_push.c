@@ -19,7 +19,8 @@
  * (gps_push_page()).  Every byte pushed is charged to the link model.
  *
  * Calls the queue and the link model; called by the harvest, the thread
- * and the fences, with the device's harvest_lock held.
+ * and the fences, with the device's harvest_lock held, and by the helpers
+ * of a fence holding it (gps_push_page() only: the queue is the holder's).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -131,7 +132,8 @@ static void gps_push_entry(struct gps_dev *dev, struct gps_qentry *e,
 /**
  * gps_push_page() - push the changed bytes of a small page, bypassing
  *	the queue
- * @dev: device owning @src, harvest_lock held
+ * @dev: device owning @src, harvest_lock held (or helped: see
+ *	gps_assert_harvesting())
  * @src: the replica just diffed
  * @sub: small page index
  * @mask: changed bytes, PAGE_SIZE bits
@@ -156,7 +158,7 @@ void gps_push_page(struct gps_dev *dev, struct gps_replica *src,
 	u8 *from, *p;
 	int d;
 
-	lockdep_assert_held(&dev->harvest_lock);
+	gps_assert_harvesting(dev);
 	spin_lock(&gp->lock);
 	from = kmap_local_page(gps_push_source(src, sub));
 	subs = gp->subs & ~BIT_ULL(dev->id);
@@ -259,12 +261,16 @@ void gps_push_drain(struct gps_dev *dev, struct gps_fence_stats *st)
  * gps_push_aged() - push entries added more than @age jiffies ago
  * @dev: device, harvest_lock held
  * @age: jiffies
+ *
+ * The push thread's: it stops when a fence waits for the lock, which
+ * pushes them all.
  */
 void gps_push_aged(struct gps_dev *dev, unsigned long age)
 {
 	struct gps_qentry *e;
 
-	while ((e = gps_queue_oldest(dev)) &&
+	while (!atomic_read(&dev->fences_waiting) &&
+	       (e = gps_queue_oldest(dev)) &&
 	       !time_before(jiffies, e->added + age)) {
 		gps_push_oldest(dev, true, NULL);
 		cond_resched();

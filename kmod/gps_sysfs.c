@@ -157,6 +157,7 @@ static struct gps_knob gps_knob_table[] = {
 	GPS_KNOB(capture_bytes, GPS_KNOB_UINT, 0, GPS_PAGE_2M, 0,
 		 gps_check_capture_bytes),
 	GPS_KNOB(keep_writable_ms, GPS_KNOB_UINT, 0, 10000, 0, NULL),
+	GPS_KNOB(fence_threads, GPS_KNOB_UINT, 0, 64, 0, NULL),
 	GPS_KNOB(um_thrash_threshold, GPS_KNOB_UINT, 0, 1000, 0, NULL),
 	GPS_KNOB(um_thrash_epoch_ms, GPS_KNOB_UINT, 1, 60000, 0, NULL),
 	GPS_KNOB(um_pin_ms, GPS_KNOB_UINT, 0, 60000, 0, NULL),

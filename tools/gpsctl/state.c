@@ -54,6 +54,8 @@ static const struct ctl_knob_info ctl_knobs[] = {
 	{ "capture_bytes", CTL_KNOB_NUM, 0, 2097152,
 	  "0 (the GPS page) or a power of two from PAGE_SIZE", "bytes" },
 	{ "keep_writable_ms", CTL_KNOB_NUM, 0, 10000, "0: off", "ms" },
+	{ "fence_threads", CTL_KNOB_NUM, 0, 64,
+	  "0: every CPU of the node; 1: the caller alone", "CPUs" },
 	{ "um_thrash_threshold", CTL_KNOB_NUM, 0, 1000,
 	  "managed memory; 0: no thrashing guard", "moves" },
 	{ "um_thrash_epoch_ms", CTL_KNOB_NUM, 1, 60000, NULL, "ms" },
