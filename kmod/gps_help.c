@@ -10,7 +10,9 @@
  * batch of replicas off the dirty list, and it and its helpers harvest
  * them at the same time, each taking the next replica of the batch with
  * a diff mask of its own, batch after batch until the fence's budget is
- * spent.
+ * spent.  When the fence has taken the batch's last replica it cancels
+ * the helpers that have not started: a small batch costs no wait for a
+ * helper's wake-up.
  *
  * The fence holds the device's harvest_lock throughout and waits for every
  * helper before its next batch, so they work under its lock: nothing else
@@ -108,10 +110,14 @@ static unsigned long gps_help_batch(struct gps_dev *dev, unsigned int n,
 		kthread_queue_work(hs->helper[i].worker, &hs->helper[i].work);
 	}
 	pages = gps_help_run(hs, h);
+	/*
+	 * A helper not woken yet finds nothing left: it is cancelled, not
+	 * waited for.  One at work is waited for.
+	 */
 	for (i = 0; i < k; i++) {
 		struct gps_fence_stats *st = &hs->helper[i].st;
 
-		kthread_flush_work(&hs->helper[i].work);
+		kthread_cancel_work_sync(&hs->helper[i].work);
 		helped += st->pages_harvested;
 		if (h->st)
 			gps_stats_add(h->st, st);
