@@ -241,6 +241,7 @@ static void gps_capture_around(struct vm_fault *vmf, struct gps_replica *r,
 				new_twins++;
 			}
 			set_bit(i, r->dirty);
+			set_bit(i, r->wmapped);
 			done++;
 		}
 		/* A harvest may have taken r off the list meanwhile. */
@@ -298,11 +299,10 @@ retry:
 		set_bit(view, &gp->touched_w);
 	if (hweight64(READ_ONCE(gp->subs)) < 2) {
 		/* One copy: nothing to publish, plain writable page. */
-		if (IS_ENABLED(CONFIG_GPS_DEBUG)) {
-			spin_lock(&gp->lock);
-			gps_still_drop(r, sub, "only copy");
-			spin_unlock(&gp->lock);
-		}
+		spin_lock(&gp->lock);
+		gps_still_drop(r, sub, "only copy");
+		set_bit(sub, r->wmapped);
+		spin_unlock(&gp->lock);
 		up_read(&a->sub_sem);
 		if (twin)
 			put_page(twin);
@@ -333,6 +333,7 @@ retry:
 		atomic64_inc(&gps_devs[r->dev].stats.twin_pages);
 	}
 	set_bit(sub, r->dirty);
+	set_bit(sub, r->wmapped);
 	gps_mark_dirty(r);
 	/* A narrow replica widens at its second small page of the epoch. */
 	if (a->nr_sub > 1 && r->narrow &&

@@ -331,6 +331,11 @@ static bool gps_write_protect(struct gps_replica *r, unsigned long *dirty,
 	 * the owner too (remote_mask).
 	 */
 	gps_protect_views(r, views, kept ? NULL : dirty, dirty, zap);
+	if (!kept) {
+		spin_lock(&gp->lock);
+		bitmap_andnot(r->wmapped, r->wmapped, dirty, nr);
+		spin_unlock(&gp->lock);
+	}
 	for_each_set_bit(i, dirty, nr)
 		unlock_page(r->pages[i]);
 	return kept;
@@ -427,6 +432,9 @@ static void gps_retire(struct gps_replica *r, const unsigned long *idle)
 	views = gps_views_of(r);
 	spin_unlock(&gp->lock);
 	gps_protect_views(r, views, idle, idle, false);
+	spin_lock(&gp->lock);
+	bitmap_andnot(r->wmapped, r->wmapped, idle, nr);
+	spin_unlock(&gp->lock);
 	for_each_set_bit(i, idle, nr)
 		unlock_page(r->pages[i]);
 }

@@ -52,6 +52,11 @@
  *    and cleared by the harvester with the page locked, before the views
  *    are write-protected again: so a write that faults in between is
  *    never lost.
+ *  - A small page's wmapped bit is set, under gps_gpage.lock, before any
+ *    view may map it writable (page_mkwrite, a capture), and cleared by
+ *    the harvester only once every view is write-protected, the page
+ *    still locked: a page without it holds still but for the driver, and
+ *    a push may write its words whole (gps_bytes_blend()).
  *  - A queue is used only under its device's harvest_lock.  A fence's
  *    helpers (gps_help.c) harvest and push under the lock their fence
  *    holds, never using the queue.
@@ -217,6 +222,7 @@ struct gps_replica {
 	unsigned long *dirty;		/* small pages writable since harvest */
 	unsigned long *seen;		/* jiffies | 1 a harvest saw a store */
 	unsigned long *kept;		/* left writable by the last harvest */
+	unsigned long *wmapped;		/* a view may map it writable */
 	struct page **twins;		/* snapshot per dirty small page */
 #if IS_ENABLED(CONFIG_GPS_DEBUG)
 	struct page **shadows;		/* gps_still.c */

@@ -6,7 +6,9 @@
  * updates the twin only when asked; gps_bytes_apply() writes exactly the
  * masked bytes of a page (the others keep a receiver's own stores) for
  * empty, full, sparse, one-byte and random masks, and agrees with a copy
- * of each run of masked bytes, the way pushes were made before it.
+ * of each run of masked bytes, the way pushes were made before it;
+ * gps_bytes_blend() writes the same bytes a word at a time, from
+ * gps_bytes_expand()'s byte mask of each mask byte (higher bits ignored).
  */
 #include <stdlib.h>
 
@@ -96,7 +98,11 @@ TEST(diff_words_marks_changes_and_updates_twin_on_request)
 	}
 }
 
-TEST(apply_writes_exactly_the_masked_bytes)
+typedef void (*apply_fn)(u8 *dst, const u8 *src, const unsigned long *mask,
+			 unsigned int nbytes);
+
+static void check_masked_bytes(struct __test_metadata *_metadata,
+			       apply_fn apply)
 {
 	static const int pcts[] = { 0, 100, 1, 50, 85, 99 };
 	static u8 src[PG], dst[PG], old[PG], ref[PG];
@@ -124,7 +130,7 @@ TEST(apply_writes_exactly_the_masked_bytes)
 				;
 			memcpy(ref + s, src + s, e - s);
 		}
-		gps_bytes_apply(dst, src, mask, PG);
+		apply(dst, src, mask, PG);
 		for (i = 0; i < PG; i++)
 			ASSERT_EQ(bit(mask, i) ? src[i] : old[i], dst[i]);
 		ASSERT_EQ(0, memcmp(ref, dst, PG));
@@ -132,7 +138,8 @@ TEST(apply_writes_exactly_the_masked_bytes)
 }
 
 /* Every mask of an 8-byte word, one word each. */
-TEST(apply_of_every_word_mask)
+static void check_every_word_mask(struct __test_metadata *_metadata,
+				  apply_fn apply)
 {
 	static u8 src[PG], dst[PG];
 	unsigned long mask[PG / BITS_PER_LONG];
@@ -144,12 +151,13 @@ TEST(apply_of_every_word_mask)
 	memset(mask, 0, sizeof(mask));
 	for (m = 0; m < 256; m++)	/* word m gets mask m */
 		((u8 *)mask)[m] = (u8)m;
-	gps_bytes_apply(dst, src, mask, PG);
+	apply(dst, src, mask, PG);
 	for (i = 0; i < PG; i++)
 		ASSERT_EQ(bit(mask, i) ? src[i] : 0xee, dst[i]);
 }
 
-TEST(apply_of_one_block)
+static void check_one_block(struct __test_metadata *_metadata,
+			    apply_fn apply)
 {
 	static u8 src[PG], dst[PG];
 	unsigned long mask[128 / BITS_PER_LONG];
@@ -162,10 +170,54 @@ TEST(apply_of_one_block)
 	memset(mask, 0, sizeof(mask));
 	mask[0] = 0xff00ff00f0UL;	/* partial words of the first long */
 	mask[1] = ~0UL;			/* a whole long */
-	gps_bytes_apply(dst + 256, src + 256, mask, 128);
+	apply(dst + 256, src + 256, mask, 128);
 	for (i = 0; i < PG; i++)
 		ASSERT_EQ(i >= 256 && i < 384 && bit(mask, i - 256) ?
 			  src[i] : 0xee, dst[i]);
+}
+
+TEST(apply_writes_exactly_the_masked_bytes)
+{
+	check_masked_bytes(_metadata, gps_bytes_apply);
+}
+
+TEST(apply_of_every_word_mask)
+{
+	check_every_word_mask(_metadata, gps_bytes_apply);
+}
+
+TEST(apply_of_one_block)
+{
+	check_one_block(_metadata, gps_bytes_apply);
+}
+
+/* Every one of the 256 byte patterns a mask byte can ask for. */
+TEST(expand_sets_the_bytes_of_each_bit)
+{
+	unsigned int m8, i;
+
+	for (m8 = 0; m8 < 256; m8++) {
+		u64 x = gps_bytes_expand(m8 | 0x100 * (m8 ^ 0x5a));
+
+		for (i = 0; i < 8; i++)
+			ASSERT_EQ(m8 & (1u << i) ? 0xff : 0, ((u8 *)&x)[i]);
+	}
+}
+
+/* The word-wise blend writes the same bytes as the byte-wise apply. */
+TEST(blend_writes_exactly_the_masked_bytes)
+{
+	check_masked_bytes(_metadata, gps_bytes_blend);
+}
+
+TEST(blend_of_every_word_mask)
+{
+	check_every_word_mask(_metadata, gps_bytes_blend);
+}
+
+TEST(blend_of_one_block)
+{
+	check_one_block(_metadata, gps_bytes_blend);
 }
 
 TEST_HARNESS_MAIN

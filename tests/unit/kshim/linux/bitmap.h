@@ -21,6 +21,7 @@ typedef uint64_t u64;
 #define BITS_PER_LONG		(__SIZEOF_LONG__ * CHAR_BIT)
 #define BITS_TO_LONGS(n)	(((n) + BITS_PER_LONG - 1) / BITS_PER_LONG)
 #define READ_ONCE(x)		(*(const volatile __typeof__(x) *)&(x))
+#define WRITE_ONCE(x, v)	(*(volatile __typeof__(x) *)&(x) = (v))
 
 static inline unsigned long __ffs(unsigned long w)
 {
