@@ -373,9 +373,32 @@ static void gps_vm_close(struct vm_area_struct *vma)
 	gps_alloc_put(vma->vm_private_data);
 }
 
+/*
+ * An mprotect() that leaves the view writable lets the kernel make dirty
+ * read-only PTEs of a shared mapping writable without a write fault
+ * (can_change_pte_writable() on 6.12, MM_CP_DIRTY_ACCT on 6.1), and a
+ * page the harvest write-protected keeps its PTE's dirty bit: stores
+ * would land with no twin and no dirty bit, never published.  So the
+ * range is zapped first; every access then faults back in, stores into
+ * gps_page_mkwrite().  Faults on the VMA wait for the mmap_lock that the
+ * caller holds for writing, so none maps the range again before the
+ * change of protection.
+ */
+static int gps_vm_mprotect(struct vm_area_struct *vma, unsigned long start,
+			   unsigned long end, unsigned long newflags)
+{
+	pgoff_t pgoff = vma->vm_pgoff + ((start - vma->vm_start) >> PAGE_SHIFT);
+
+	if (newflags & VM_WRITE)
+		unmap_mapping_range(vma->vm_file->f_mapping,
+				    (loff_t)pgoff << PAGE_SHIFT, end - start, 0);
+	return 0;
+}
+
 const struct vm_operations_struct gps_vm_ops = {
 	.open = gps_vm_open,
 	.close = gps_vm_close,
+	.mprotect = gps_vm_mprotect,
 	.fault = gps_fault,
 	.page_mkwrite = gps_page_mkwrite,
 };
