@@ -648,4 +648,32 @@ static inline void gps_fixture_teardown(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, close(fx->fd));
 }
 
+/*
+ * Every byte of the first @len bytes of fx->b is @v in every replica
+ * (read through the driver); logs the first that is not.
+ */
+static inline int gps_fixture_all_are(struct __test_metadata *_metadata,
+				      struct gps_fixture *fx, size_t len,
+				      unsigned char v)
+{
+	unsigned char *buf = malloc(len);
+	size_t i;
+	int d, ok = 1;
+
+	if (!buf)
+		return 0;
+	for (d = 0; ok && d < fx->nr; d++) {
+		EXPECT_EQ(0, gps_read(fx->fd, &fx->b, d, 0, buf, len));
+		for (i = 0; i < len; i++)
+			if (buf[i] != v) {
+				TH_LOG("device %d byte %zu: %u, not %u", d, i,
+				       buf[i], v);
+				ok = 0;
+				break;
+			}
+	}
+	free(buf);
+	return ok;
+}
+
 #endif /* GPS_TEST_H */

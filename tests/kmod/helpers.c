@@ -185,7 +185,8 @@ TEST_F(helpers, helped_fences_publish_exactly)
 		before = STAT("pages_harvested");
 		fill(_metadata, self, e, n);
 		ASSERT_EQ(0, gps_fence(self->fd, 0, &f));
-		ASSERT_TRUE(exact(_metadata, self, "dense")) TH_LOG("epoch %d", e);
+		ASSERT_TRUE(exact(_metadata, self, "dense"))
+			TH_LOG("epoch %d", e);
 		EXPECT_EQ(SIZE / SMALL, STAT("pages_harvested") - before);
 	}
 	/* One byte per small page: a block per page, past the queue. */

@@ -55,26 +55,6 @@ FIXTURE_TEARDOWN(keep)
 
 #define STAT(name)	gps_stat(self->node0, name)
 
-/* Every byte of every replica of the first @len bytes is @v. */
-static int all_replicas(struct __test_metadata *_metadata,
-			struct gps_fixture *fx, size_t len, unsigned char v)
-{
-	static unsigned char buf[SIZE];
-	size_t i;
-	int d;
-
-	for (d = 0; d < fx->nr; d++) {
-		EXPECT_EQ(0, gps_read(fx->fd, &fx->b, d, 0, buf, len));
-		for (i = 0; i < len; i++)
-			if (buf[i] != v) {
-				TH_LOG("device %d byte %zu: %u, not %u", d, i,
-				       buf[i], v);
-				return 0;
-			}
-	}
-	return 1;
-}
-
 /* Whole pages rewritten each epoch: faults in the first epoch only. */
 TEST_F(keep, rewriter_faults_in_first_epoch_only)
 {
@@ -88,7 +68,8 @@ TEST_F(keep, rewriter_faults_in_first_epoch_only)
 		EXPECT_EQ(e == 1 || !self->in_place ? SIZE / SMALL : 0,
 			  STAT("write_faults") - wf) TH_LOG("epoch %d", e);
 		ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
-		ASSERT_TRUE(all_replicas(_metadata, gps_fx(self), SIZE, e))
+		ASSERT_TRUE(gps_fixture_all_are(_metadata, gps_fx(self),
+						SIZE, e))
 			TH_LOG("epoch %d", e);
 	}
 }
@@ -171,7 +152,7 @@ TEST_F(keep, idle_page_goes_back_to_faulting)
 	p[0] = 2;
 	EXPECT_EQ(1, STAT("write_faults") - wf);
 	ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
-	EXPECT_TRUE(all_replicas(_metadata, gps_fx(self), 1, 2));
+	EXPECT_TRUE(gps_fixture_all_are(_metadata, gps_fx(self), 1, 2));
 }
 
 /*
@@ -194,7 +175,7 @@ TEST_F(keep, page_stored_between_sparse_harvests_stays_kept)
 		nanosleep(&ts, NULL);	/* past keep_writable_ms */
 		p[0] = e;
 		ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
-		ASSERT_TRUE(all_replicas(_metadata, gps_fx(self), 1, e));
+		ASSERT_TRUE(gps_fixture_all_are(_metadata, gps_fx(self), 1, e));
 	}
 	EXPECT_EQ(0, STAT("write_faults") - wf);
 	EXPECT_EQ(1, STAT("twin_pages"));
@@ -247,7 +228,8 @@ TEST_F(keep, zero_protects_every_epoch)
 		EXPECT_EQ(SIZE / SMALL, STAT("write_faults") - wf)
 			TH_LOG("epoch %d", e);
 		ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
-		ASSERT_TRUE(all_replicas(_metadata, gps_fx(self), SIZE, e));
+		ASSERT_TRUE(gps_fixture_all_are(_metadata, gps_fx(self),
+						SIZE, e));
 	}
 }
 

@@ -50,26 +50,6 @@ FIXTURE_TEARDOWN(mprot)
 	gps_fixture_teardown(_metadata, gps_fx(self));
 }
 
-/* Every byte of every replica is @v. */
-static int all_replicas(struct __test_metadata *_metadata,
-			struct gps_fixture *fx, unsigned char v)
-{
-	static unsigned char buf[SIZE];
-	size_t i;
-	int d;
-
-	for (d = 0; d < fx->nr; d++) {
-		EXPECT_EQ(0, gps_read(fx->fd, &fx->b, d, 0, buf, SIZE));
-		for (i = 0; i < SIZE; i++)
-			if (buf[i] != v) {
-				TH_LOG("device %d byte %zu: %u, not %u", d, i,
-				       buf[i], v);
-				return 0;
-			}
-	}
-	return 1;
-}
-
 /* Read-only and back, epoch after epoch: every store is published. */
 TEST_F(mprot, stores_after_a_read_only_spell_are_published)
 {
@@ -79,7 +59,8 @@ TEST_F(mprot, stores_after_a_read_only_spell_are_published)
 	for (e = 1; e <= 4; e++) {
 		memset(p, e, SIZE);
 		ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
-		ASSERT_TRUE(all_replicas(_metadata, gps_fx(self), e))
+		ASSERT_TRUE(gps_fixture_all_are(_metadata, gps_fx(self),
+						SIZE, e))
 			TH_LOG("epoch %d", e);
 		ASSERT_EQ(0, mprotect(p, SIZE, PROT_READ));
 		ASSERT_EQ(e, ((volatile unsigned char *)p)[SIZE - 1]);
@@ -87,7 +68,7 @@ TEST_F(mprot, stores_after_a_read_only_spell_are_published)
 	}
 	memset(p, 9, SIZE);
 	ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
-	ASSERT_TRUE(all_replicas(_metadata, gps_fx(self), 9));
+	ASSERT_TRUE(gps_fixture_all_are(_metadata, gps_fx(self), SIZE, 9));
 }
 
 /* Part of the view only: the pages around it too. */
@@ -102,7 +83,7 @@ TEST_F(mprot, part_of_the_view)
 			      PROT_READ | PROT_WRITE));
 	memset(p, 2, SIZE);
 	ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
-	ASSERT_TRUE(all_replicas(_metadata, gps_fx(self), 2));
+	ASSERT_TRUE(gps_fixture_all_are(_metadata, gps_fx(self), SIZE, 2));
 }
 
 static sigjmp_buf segv_jmp;
@@ -131,7 +112,7 @@ TEST_F(mprot, read_only_view_refuses_stores)
 	EXPECT_EQ(1, faulted);
 	ASSERT_EQ(0, mprotect((void *)p, SIZE, PROT_READ | PROT_WRITE));
 	ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
-	ASSERT_TRUE(all_replicas(_metadata, gps_fx(self), 3));
+	ASSERT_TRUE(gps_fixture_all_are(_metadata, gps_fx(self), SIZE, 3));
 }
 
 TEST_HARNESS_MAIN
