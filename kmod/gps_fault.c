@@ -376,22 +376,26 @@ static void gps_vm_close(struct vm_area_struct *vma)
 /*
  * An mprotect() that leaves the view writable lets the kernel make dirty
  * read-only PTEs of a shared mapping writable without a write fault
- * (can_change_pte_writable() on 6.12, MM_CP_DIRTY_ACCT on 6.1), and a
- * page the harvest write-protected keeps its PTE's dirty bit: stores
- * would land with no twin and no dirty bit, never published.  So the
- * range is zapped first; every access then faults back in, stores into
- * gps_page_mkwrite().  Faults on the VMA wait for the mmap_lock that the
- * caller holds for writing, so none maps the range again before the
- * change of protection.
+ * (can_change_pte_writable(), 6.1 and 6.12), and a page the harvest
+ * write-protected keeps its PTE's dirty bit: stores would land with no
+ * twin and no dirty bit, never published.  So the range is zapped first;
+ * every access then faults back in, stores into gps_page_mkwrite().  No
+ * fault maps the range again before the change of protection: the caller
+ * holds mmap_lock for writing, and faults under the VMA lock alone (6.4
+ * on) are shut out by write-locking the VMA before the zap.
  */
 static int gps_vm_mprotect(struct vm_area_struct *vma, unsigned long start,
 			   unsigned long end, unsigned long newflags)
 {
 	pgoff_t pgoff = vma->vm_pgoff + ((start - vma->vm_start) >> PAGE_SHIFT);
 
-	if (newflags & VM_WRITE)
-		unmap_mapping_range(vma->vm_file->f_mapping,
-				    (loff_t)pgoff << PAGE_SHIFT, end - start, 0);
+	if (!(newflags & VM_WRITE))
+		return 0;
+#ifdef GPS_HAVE_VMA_START_WRITE
+	vma_start_write(vma);
+#endif
+	unmap_mapping_range(vma->vm_file->f_mapping, (loff_t)pgoff << PAGE_SHIFT,
+			    end - start, 0);
 	return 0;
 }
 
