@@ -536,14 +536,20 @@ unsigned int gps_harvest_replica(struct gps_harvester *h,
 	return pages;
 }
 
-/*
- * The push thread (@min_age) stops for a fence waiting for the lock: the
- * fence harvests the same replicas, on every CPU of the node, and would
- * spin or sleep on the lock meanwhile.
+/**
+ * gps_harvest_account() - count a harvest of @done replicas begun at @t0
+ * @dev: device
+ * @t0: ktime_get_ns() at its start
+ * @pages: small pages it diffed
+ * @done: replicas it harvested; nothing is counted for none
  */
-static bool gps_harvest_yield(struct gps_dev *dev, u64 min_age)
+void gps_harvest_account(struct gps_dev *dev, u64 t0, u64 pages,
+			 unsigned long done)
 {
-	return min_age && atomic_read(&dev->fences_waiting);
+	if (!done)
+		return;
+	atomic64_add(ktime_get_ns() - t0, &dev->stats.harvest_ns);
+	trace_gps_harvest(dev->id, pages, dev->queue.count, done);
 }
 
 /**
@@ -570,16 +576,14 @@ unsigned long gps_harvest(struct gps_dev *dev, unsigned long budget,
 	struct gps_replica *r;
 
 	lockdep_assert_held(&dev->harvest_lock);
-	while (done < budget && !gps_harvest_yield(dev, min_age) &&
+	/* The push thread (@min_age) gives way to a waiting fence. */
+	while (done < budget && !(min_age && gps_fence_waits(dev)) &&
 	       (r = gps_dirty_pop(dev, min_age))) {
 		pages += gps_harvest_replica(&h, r);
 		done++;
 		cond_resched();
 	}
-	if (done) {
-		atomic64_add(ktime_get_ns() - t0, &dev->stats.harvest_ns);
-		trace_gps_harvest(dev->id, pages, dev->queue.count, done);
-	}
+	gps_harvest_account(dev, t0, pages, done);
 	return done;
 }
 

@@ -39,7 +39,6 @@
 #include <linux/ktime.h>
 #include <linux/overflow.h>
 #include "gps_internal.h"
-#include "gps_trace.h"
 
 #define GPS_HELPERS_MAX	15
 #define GPS_HELP_BATCH	64
@@ -166,10 +165,7 @@ unsigned long gps_harvest_helped(struct gps_dev *dev, unsigned long budget,
 		pages += gps_help_batch(dev, n, min(nh, n - 1), &h);
 		done += n;
 	}
-	if (done) {
-		atomic64_add(ktime_get_ns() - t0, &dev->stats.harvest_ns);
-		trace_gps_harvest(dev->id, pages, dev->queue.count, done);
-	}
+	gps_harvest_account(dev, t0, pages, done);
 	return done;
 }
 

@@ -183,6 +183,16 @@ static inline void gps_assert_harvesting(struct gps_dev *dev)
 		       READ_ONCE(dev->helped));
 }
 
+/*
+ * A fence waits for @dev's harvest_lock: the push thread ends its round
+ * (harvest and aged pushes), since the fence does the same work on every
+ * CPU of the node and would spin or sleep on the lock meanwhile.
+ */
+static inline bool gps_fence_waits(struct gps_dev *dev)
+{
+	return atomic_read(&dev->fences_waiting);
+}
+
 /* Diff output of one small page: the byte mask of what changed. */
 struct gps_diff {
 	unsigned long mask[BITS_TO_LONGS(PAGE_SIZE)];
@@ -404,6 +414,8 @@ unsigned int gps_harvest_replica(struct gps_harvester *h,
 				 struct gps_replica *r);
 unsigned int gps_dirty_take(struct gps_dev *dev, struct gps_replica **batch,
 			    unsigned int n);
+void gps_harvest_account(struct gps_dev *dev, u64 t0, u64 pages,
+			 unsigned long done);
 void gps_harvest_purge(struct gps_dev *dev, struct gps_alloc *a);
 
 /* gps_help.c: a fence's harvest on the node's CPUs */

@@ -293,8 +293,7 @@ void gps_push_aged(struct gps_dev *dev, unsigned long age)
 {
 	struct gps_qentry *e;
 
-	while (!atomic_read(&dev->fences_waiting) &&
-	       (e = gps_queue_oldest(dev)) &&
+	while (!gps_fence_waits(dev) && (e = gps_queue_oldest(dev)) &&
 	       !time_before(jiffies, e->added + age)) {
 		gps_push_oldest(dev, true, NULL);
 		cond_resched();
