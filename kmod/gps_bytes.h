@@ -13,6 +13,22 @@
 #include <linux/bitmap.h>
 #include <linux/swab.h>
 
+/*
+ * A mask of @nbytes bits (a multiple of BITS_PER_LONG) has a set bit:
+ * inline, where bitmap_empty() of a size not known at build time makes a
+ * call, per block of every page harvested.
+ */
+static inline bool gps_bytes_any(const unsigned long *mask,
+				 unsigned int nbytes)
+{
+	unsigned long any = 0;
+	unsigned int i;
+
+	for (i = 0; i < nbytes / BITS_PER_LONG; i++)
+		any |= mask[i];
+	return any;
+}
+
 /* Bit i set when byte i (in memory order) of @a and @b differ. */
 static inline unsigned long gps_bytes_differ(u64 a, u64 b)
 {

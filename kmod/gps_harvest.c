@@ -19,7 +19,7 @@
  *     them into the twin, so that the twin equals what was published;
  *  4. add each changed block with its mask to the device's queue, where
  *     it merges with an entry of the same block (coalescing), through
- *     gps_push_block(), which pushes the oldest entries past the high
+ *     gps_push_queue(), which pushes the oldest entries past the high
  *     watermark; a densely written page is pushed whole instead.
  *
  * A twin of a page that was not written again meanwhile is freed: twins
@@ -341,28 +341,13 @@ static bool gps_write_protect(struct gps_replica *r, unsigned long *dirty,
 	return kept;
 }
 
-/*
- * A block's mask has a set bit: @bs, a block size, is a multiple of
- * BITS_PER_LONG; inline, where bitmap_empty() of a size not known at
- * build time makes a call, per block of every page harvested.
- */
-static bool gps_block_changed(const unsigned long *m, unsigned int bs)
-{
-	unsigned long any = 0;
-	unsigned int i;
-
-	for (i = 0; i < bs / BITS_PER_LONG; i++)
-		any |= m[i];
-	return any;
-}
-
 static unsigned int gps_changed_blocks(const unsigned long *mask,
 				       unsigned int bs)
 {
 	unsigned int k, n = 0;
 
 	for (k = 0; k < PAGE_SIZE / bs; k++)
-		n += gps_block_changed(mask + k * bs / BITS_PER_LONG, bs);
+		n += gps_bytes_any(mask + k * bs / BITS_PER_LONG, bs);
 	return n;
 }
 
@@ -455,19 +440,12 @@ static unsigned int gps_harvest_page(struct gps_harvester *h,
 	u64 first_block = (((u64)r->gidx << a->gshift) +
 			   ((u64)i << PAGE_SHIFT)) / bs;
 	struct page *twin;
-	unsigned int k, nb = gps_diff_page(r, i, bs, df, &twin);
+	unsigned int nb = gps_diff_page(r, i, bs, df, &twin);
 
-	if (nb && (h->direct || (bulk && nb >= bulk))) {
+	if (nb && (h->direct || (bulk && nb >= bulk)))
 		gps_push_page(dev, r, i, df->mask, nb, h->st);
-	} else if (nb) {
-		for (k = 0; k < PAGE_SIZE / bs; k++) {
-			const unsigned long *m = df->mask + k * bs / BITS_PER_LONG;
-
-			if (!gps_block_changed(m, bs))
-				continue;
-			gps_push_block(dev, a, first_block + k, m, h->st);
-		}
-	}
+	else if (nb)
+		gps_push_queue(dev, a, first_block, df->mask, nb, h->st);
 	if (twin) {
 		atomic64_dec(&gps_twin_pages);
 		atomic64_dec(&dev->stats.twin_pages);

@@ -108,6 +108,21 @@ struct gps_queue {
 	void *storage;			/* masks of all entries */
 };
 
+/*
+ * The entry added @n entries after the oldest of @q, NULL past the last;
+ * inline, as a drain reads each entry of a page's run a few times.
+ * The queue's device's harvest_lock held.
+ */
+static inline struct gps_qentry *gps_queue_nth(const struct gps_queue *q,
+					       unsigned int n)
+{
+	unsigned int i = q->head + n;
+
+	if (n >= q->count)
+		return NULL;
+	return q->ring[i >= q->capacity ? i - q->capacity : i];
+}
+
 /* Values a fence reports back. */
 struct gps_fence_stats {
 	u64 pages_harvested;
@@ -385,8 +400,7 @@ size_t gps_queue_bytes(unsigned int capacity, unsigned int block_size);
 int gps_queue_init(struct gps_queue *q, int nid, unsigned int capacity,
 		   unsigned int watermark, unsigned int block_size);
 void gps_queue_destroy(struct gps_queue *q);
-struct gps_qentry *gps_queue_oldest(struct gps_dev *dev);
-void gps_queue_pop(struct gps_dev *dev);
+void gps_queue_pop(struct gps_dev *dev, unsigned int n);
 bool gps_queue_merge(struct gps_dev *dev, struct gps_alloc *a, u64 block,
 		     const unsigned long *mask);
 void gps_queue_insert(struct gps_dev *dev, struct gps_alloc *a, u64 block,
@@ -395,10 +409,9 @@ void gps_queue_purge(struct gps_dev *dev, struct gps_alloc *a);
 void gps_queue_swap(struct gps_dev *dev, struct gps_queue *fresh);
 
 /* gps_push.c: entries and pages into the other replicas */
-void gps_push_block(struct gps_dev *dev, struct gps_alloc *a, u64 block,
-		    const unsigned long *mask, struct gps_fence_stats *st);
-void gps_push_oldest(struct gps_dev *dev, bool early,
-		     struct gps_fence_stats *st);
+void gps_push_queue(struct gps_dev *dev, struct gps_alloc *a, u64 first,
+		    const unsigned long *mask, unsigned int blocks,
+		    struct gps_fence_stats *st);
 void gps_push_drain(struct gps_dev *dev, struct gps_fence_stats *st);
 void gps_push_aged(struct gps_dev *dev, unsigned long age);
 void gps_push_page(struct gps_dev *dev, struct gps_replica *src,

@@ -18,10 +18,12 @@
  * four.
  *
  * Entries leave the queue here, oldest first: when it passes its high
- * watermark (gps_push_block()), at a fence (gps_push_drain()), and from
+ * watermark (gps_push_queue()), at a fence (gps_push_drain()), and from
  * the device's thread once they have waited longer than the harvest
- * interval (gps_push_aged()).  Densely written pages skip the queue
- * (gps_push_page()).  Every byte pushed is charged to the link model.
+ * interval (gps_push_aged()).  The oldest entries of one small page
+ * leave together, under one lock (gps_push_entries()).  Densely written
+ * pages skip the queue (gps_push_page()).  Every byte pushed is charged
+ * to the link model.
  *
  * Calls the queue and the link model; called by the harvest, the thread
  * and the fences, with the device's harvest_lock held, and by the helpers
@@ -88,68 +90,128 @@ static struct page *gps_push_source(struct gps_replica *src,
 	return src->twins[sub] ?: src->pages[sub];
 }
 
-/*
- * Write one entry into every other subscriber's replica, the masked bytes
- * read from the source once, under the GPS page lock.  A source gone (a
- * managed page moved away, its only copy with it) leaves nothing to send.
- */
-static void gps_push_entry(struct gps_dev *dev, struct gps_qentry *e,
-			   bool early, struct gps_fence_stats *st)
+/* The small page of the allocation that holds block @block. */
+static u64 gps_qentry_page(const struct gps_dev *dev,
+			   const struct gps_qentry *e)
 {
+	return (e->block * dev->queue.block_size) >> PAGE_SHIFT;
+}
+
+/*
+ * Whether @e, added after @first, leaves with it: same small page, and
+ * waited @age jiffies.  An entry of a block holds no other page's bytes.
+ */
+static bool gps_push_joins(struct gps_dev *dev, const struct gps_qentry *first,
+			   const struct gps_qentry *e, unsigned long age)
+{
+	return e->alloc == first->alloc &&
+	       gps_qentry_page(dev, e) == gps_qentry_page(dev, first) &&
+	       !time_before(jiffies, e->added + age);
+}
+
+/*
+ * Write the @n oldest entries, all of one small page, into every other
+ * subscriber's replica under one hold of the GPS page lock, each
+ * receiver's page and twin mapped once: a page's blocks were queued
+ * together and leave together, so a drain of a densely written page
+ * costs one lock and one mapping, not one per block.  The masked bytes
+ * are read from the source once.  A source gone (a managed page moved
+ * away, its only copy with it) leaves nothing to send.
+ */
+static void gps_push_entries(struct gps_dev *dev, unsigned int n, bool early,
+			     struct gps_fence_stats *st)
+{
+	struct gps_queue *q = &dev->queue;
+	struct gps_qentry *e = gps_queue_nth(q, 0);
 	struct gps_alloc *a = e->alloc;
-	unsigned int bs = dev->queue.block_size;
+	unsigned int bs = q->block_size;
 	u64 off = e->block * bs;
 	unsigned long gidx = off >> a->gshift;
 	unsigned int sub = (off >> PAGE_SHIFT) & (a->nr_sub - 1);
-	unsigned int poff = offset_in_page(off), nbytes;
 	struct gps_gpage *gp = gps_gpage(a, gidx);
+	unsigned int blocks = 0, nbytes = 0, k, poff, nb;
+	/* Entries whose every byte changed: one copy, no mask to read. */
+	DECLARE_BITMAP(full, PAGE_SIZE / 64);
 	struct gps_replica *src, *r;
-	u64 blocks = 0, bytes = 0;
+	u64 bytes = 0;
 	unsigned long subs;
 	u8 *from, *p;
 	int d;
 
 	lockdep_assert_held(&dev->harvest_lock);
+	bitmap_zero(full, n);
+	for (k = 0; k < n; k++) {
+		nb = bitmap_weight(gps_queue_nth(q, k)->mask, bs);
+		if (nb == bs)
+			__set_bit(k, full);
+		blocks += !!nb;
+		nbytes += nb;
+	}
 	spin_lock(&gp->lock);
 	src = gp->rep[dev->id];
 	subs = gp->subs & ~BIT_ULL(dev->id);
-	nbytes = bitmap_weight(e->mask, bs);
 	if (!src || !subs || !nbytes) {
 		spin_unlock(&gp->lock);
 		return;
 	}
 	from = kmap_local_page(gps_push_source(src, sub));
 	gps_for_each_sub(d, subs) {
+		bool still;
+
 		r = gp->rep[d];
-		gps_still_check(r, sub, poff, bs, "push");
+		still = !test_bit(sub, r->wmapped);
 		p = kmap_local_page(r->pages[sub]);
-		gps_apply(p + poff, from + poff, e->mask, bs,
-			  !test_bit(sub, r->wmapped));
+		for (k = 0; k < n; k++) {
+			e = gps_queue_nth(q, k);
+			poff = offset_in_page(e->block * bs);
+			gps_still_check(r, sub, poff, bs, "push");
+			if (test_bit(k, full))
+				memcpy(p + poff, from + poff, bs);
+			else
+				gps_apply(p + poff, from + poff, e->mask, bs,
+					  still);
+			gps_still_sync(r, sub, poff, bs);
+		}
 		kunmap_local(p);
-		gps_still_sync(r, sub, poff, bs);
 		if (r->twins[sub]) {
 			p = kmap_local_page(r->twins[sub]);
-			gps_bytes_blend(p + poff, from + poff, e->mask, bs);
+			for (k = 0; k < n; k++) {
+				e = gps_queue_nth(q, k);
+				poff = offset_in_page(e->block * bs);
+				if (test_bit(k, full))
+					memcpy(p + poff, from + poff, bs);
+				else
+					gps_bytes_blend(p + poff, from + poff,
+							e->mask, bs);
+			}
 			kunmap_local(p);
 		}
-		gps_count_traffic(dev, d, 1, nbytes);
-		blocks++;
+		gps_count_traffic(dev, d, blocks, nbytes);
 		bytes += nbytes;
 	}
 	kunmap_local(from);
 	spin_unlock(&gp->lock);
 
 	gps_link_charge(dev, bytes);
-	atomic64_inc(&dev->stats.blocks_pushed);
+	atomic64_add(blocks, &dev->stats.blocks_pushed);
 	atomic64_add(bytes, &dev->stats.bytes_pushed);
-	atomic64_inc(&a->pushes);
+	atomic64_add(blocks, &a->pushes);
 	if (early)
-		atomic64_inc(&dev->stats.blocks_pushed_early);
+		atomic64_add(blocks, &dev->stats.blocks_pushed_early);
 	if (st) {
-		st->blocks_pushed++;
+		st->blocks_pushed += blocks;
 		st->bytes_pushed += bytes;
 	}
-	trace_gps_push(dev->id, a->handle, e->block, blocks, bytes);
+	if (!trace_gps_push_enabled())
+		return;
+	for (k = 0; k < n; k++) {
+		e = gps_queue_nth(q, k);
+		nb = bitmap_weight(e->mask, bs);
+		if (nb)
+			trace_gps_push(dev->id, a->handle, e->block,
+				       hweight64(subs), (u64)nb *
+				       hweight64(subs));
+	}
 }
 
 /**
@@ -224,48 +286,66 @@ void gps_push_page(struct gps_dev *dev, struct gps_replica *src,
 			       dev->queue.block_size, sent, bytes);
 }
 
-/**
- * gps_push_oldest() - push and free the least recently added entry
- * @dev: device, harvest_lock held
- * @early: pushed before a fence asked for it (watermark or thread)
- * @st: fence statistics, or NULL
+/*
+ * Push and free the oldest entry and those after it of the same small
+ * page (gps_push_joins()), @max at most.  Return: entries pushed, 0 if
+ * the queue is empty or its oldest entry has not waited @age jiffies.
  */
-void gps_push_oldest(struct gps_dev *dev, bool early,
-		     struct gps_fence_stats *st)
+static unsigned int gps_push_oldest(struct gps_dev *dev, unsigned int max,
+				    unsigned long age, bool early,
+				    struct gps_fence_stats *st)
 {
-	struct gps_qentry *e = gps_queue_oldest(dev);
+	struct gps_queue *q = &dev->queue;
+	struct gps_qentry *first = gps_queue_nth(q, 0), *e;
+	unsigned int n = 1;
 
-	if (!e)
-		return;
-	gps_push_entry(dev, e, early, st);
-	gps_queue_pop(dev);
+	if (!first || !max || time_before(jiffies, first->added + age))
+		return 0;
+	while (n < max && (e = gps_queue_nth(q, n)) &&
+	       gps_push_joins(dev, first, e, age))
+		n++;
+	gps_push_entries(dev, n, early, st);
+	gps_queue_pop(dev, n);
+	return n;
 }
 
 /**
- * gps_push_block() - queue the changed bytes of one block
+ * gps_push_queue() - queue the changed blocks of a small page
  * @dev: device whose replica changed, harvest_lock held
  * @a: allocation
- * @block: block index within the allocation
- * @mask: changed bytes, block_size bits
+ * @first: index within the allocation of the page's first block
+ * @mask: changed bytes of the page, PAGE_SIZE bits
+ * @blocks: blocks of the page with a changed byte
  * @st: fence statistics, or NULL
  *
- * A block already queued merges; a new one takes an entry, the oldest
- * entry being pushed first if the queue is full, and entries are pushed
- * while the queue is above its high watermark (the paper's drain of the
- * least recently added).
+ * A block already queued merges; a new one takes an entry.  Room for the
+ * page's blocks is made first and the queue is then pushed down to its
+ * high watermark (the paper's drain of the least recently added): the
+ * entries that leave are those a push per block added would have sent,
+ * and they leave by pages (gps_push_oldest()).
  */
-void gps_push_block(struct gps_dev *dev, struct gps_alloc *a, u64 block,
-		    const unsigned long *mask, struct gps_fence_stats *st)
+void gps_push_queue(struct gps_dev *dev, struct gps_alloc *a, u64 first,
+		    const unsigned long *mask, unsigned int blocks,
+		    struct gps_fence_stats *st)
 {
 	struct gps_queue *q = &dev->queue;
+	unsigned int bs = q->block_size, need = min(blocks, q->capacity), k;
 
-	if (gps_queue_merge(dev, a, block, mask))
-		return;
-	if (q->count >= q->capacity)
-		gps_push_oldest(dev, true, st);
-	gps_queue_insert(dev, a, block, mask);
+	while (q->capacity - q->count < need)
+		gps_push_oldest(dev, need - (q->capacity - q->count), 0, true,
+				st);
+	for (k = 0; k < PAGE_SIZE / bs; k++) {
+		const unsigned long *m = mask + k * bs / BITS_PER_LONG;
+
+		if (!gps_bytes_any(m, bs) ||
+		    gps_queue_merge(dev, a, first + k, m))
+			continue;
+		if (q->count >= q->capacity)
+			gps_push_oldest(dev, 1, 0, true, st);
+		gps_queue_insert(dev, a, first + k, m);
+	}
 	while (q->count > q->watermark)
-		gps_push_oldest(dev, true, st);
+		gps_push_oldest(dev, q->count - q->watermark, 0, true, st);
 }
 
 /**
@@ -275,10 +355,8 @@ void gps_push_block(struct gps_dev *dev, struct gps_alloc *a, u64 block,
  */
 void gps_push_drain(struct gps_dev *dev, struct gps_fence_stats *st)
 {
-	while (dev->queue.count) {
-		gps_push_oldest(dev, false, st);
+	while (gps_push_oldest(dev, UINT_MAX, 0, false, st))
 		cond_resched();
-	}
 }
 
 /**
@@ -291,11 +369,7 @@ void gps_push_drain(struct gps_dev *dev, struct gps_fence_stats *st)
  */
 void gps_push_aged(struct gps_dev *dev, unsigned long age)
 {
-	struct gps_qentry *e;
-
-	while (!gps_fence_waits(dev) && (e = gps_queue_oldest(dev)) &&
-	       !time_before(jiffies, e->added + age)) {
-		gps_push_oldest(dev, true, NULL);
+	while (!gps_fence_waits(dev) &&
+	       gps_push_oldest(dev, UINT_MAX, age, true, NULL))
 		cond_resched();
-	}
 }

@@ -140,32 +140,22 @@ static void gps_queue_free(struct gps_queue *q, struct gps_qentry *e)
 }
 
 /**
- * gps_queue_oldest() - the least recently added entry
- * @dev: device, harvest_lock held
- *
- * Return: the entry, or NULL if the queue is empty.
+ * gps_queue_pop() - take the @n oldest entries, just pushed, out of the
+ *	queue
+ * @dev: device, harvest_lock held, its queue holding @n entries or more
+ * @n: entries
  */
-struct gps_qentry *gps_queue_oldest(struct gps_dev *dev)
+void gps_queue_pop(struct gps_dev *dev, unsigned int n)
 {
 	struct gps_queue *q = &dev->queue;
 
 	gps_queue_assert(dev);
-	return q->count ? q->ring[q->head] : NULL;
-}
-
-/**
- * gps_queue_pop() - take the oldest entry, just pushed, out of the queue
- * @dev: device, harvest_lock held, its queue not empty
- */
-void gps_queue_pop(struct gps_dev *dev)
-{
-	struct gps_queue *q = &dev->queue;
-
-	gps_queue_assert(dev);
-	if (WARN_ON_ONCE(!q->count))
-		return;
-	gps_queue_free(q, q->ring[q->head]);
-	q->head = gps_qring(q, q->head, 1);
+	if (WARN_ON_ONCE(n > q->count))
+		n = q->count;
+	while (n--) {
+		gps_queue_free(q, q->ring[q->head]);
+		q->head = gps_qring(q, q->head, 1);
+	}
 }
 
 /**

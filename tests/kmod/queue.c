@@ -324,6 +324,60 @@ TEST_F(queue, capacity_bounds_the_queue)
 	free(want);
 }
 
+/*
+ * The blocks of a small page leave the queue together (one lock per
+ * page's run of oldest entries): runs cut by a full queue, by the
+ * watermark and by the page's end must still send each block's bytes to
+ * its own offset, and every changed block once.  Blocks of 64 pages,
+ * changed in a pattern of bytes that differs by page and block, some
+ * left alone; capacity 20 cuts the 32-block runs, 512 holds them all.
+ */
+TEST_F(queue, runs_of_a_page_land_exact)
+{
+	static const unsigned int caps[] = { 20, 512 };
+	unsigned char *want = calloc(1, SZ);
+	long long blocks, bytes;
+	struct gps_fence_args f;
+	unsigned int c, pg, k, j;
+
+	if (self->nr < 2)
+		SKIP(return, "needs two devices");
+	ASSERT_NE(NULL, want);
+	ASSERT_EQ(0, gps_set_knob("bulk_blocks", 0));
+	for (c = 0; c < 2; c++) {
+		ASSERT_EQ(0, gps_set_knob("queue_capacity", caps[c]));
+		blocks = bytes = 0;
+		for (pg = 0; pg < SZ / 4096; pg++) {
+			for (k = 0; k < 4096 / 128; k++) {
+				unsigned int step = 1 + (pg + k + c) % 5;
+				size_t o = pg * 4096 + k * 128;
+
+				if ((pg * 7 + k + c) % 3 == 0)
+					continue;
+				for (j = 0; j < 128; j += step) {
+					want[o + j] = (pg + k + j + c) | 1;
+					self->p[o + j] = want[o + j];
+					bytes++;
+				}
+				blocks++;
+			}
+		}
+		ASSERT_EQ(0, gps_fence(self->fd, 0, &f));
+		EXPECT_EQ(blocks, f.blocks_pushed);
+		EXPECT_EQ(bytes * (self->nr - 1), f.bytes_pushed);
+		ASSERT_EQ(-1, gps_replicas_differ(self->fd, &self->b, self->nr,
+						  0, want, SZ)) {
+			TH_LOG("capacity %u", caps[c]);
+		}
+		ASSERT_EQ(0, STAT("queue_entries"));
+		/* Changed bytes only: the next round starts from zero. */
+		memset((void *)self->p, 0, SZ);
+		memset(want, 0, SZ);
+		ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
+	}
+	free(want);
+}
+
 /* Past the watermark the oldest entries go out before the drain. */
 TEST_F(queue, watermark_pushes_early)
 {
