@@ -50,7 +50,7 @@ static void gps_fence_locked(struct gps_dev *dev, struct gps_fence_stats *st,
 
 static int gps_fence_one(struct gps_dev *dev, struct gps_fence_stats *st)
 {
-	u64 t0 = ktime_get_ns(), t1;
+	u64 t0 = gps_clock(), t1;
 	int ret;
 
 	/* The push thread ends its round early for us: gps_harvest(). */
@@ -59,11 +59,11 @@ static int gps_fence_one(struct gps_dev *dev, struct gps_fence_stats *st)
 	atomic_dec(&dev->fences_waiting);
 	if (ret)
 		return -EINTR;
-	t1 = ktime_get_ns();
+	t1 = gps_clock_since(t0);
 	gps_fence_locked(dev, st, true);
 	mutex_unlock(&dev->harvest_lock);
-	atomic64_add(t1 - t0, &dev->stats.fence_wait_ns);
-	atomic64_add(ktime_get_ns() - t0, &dev->stats.fence_ns);
+	atomic64_add(t1, &dev->stats.fence_wait_ns);
+	atomic64_add(gps_clock_since(t0), &dev->stats.fence_ns);
 	return 0;
 }
 

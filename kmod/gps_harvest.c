@@ -58,7 +58,7 @@ void gps_mark_dirty(struct gps_replica *r)
 
 	lockdep_assert_held(&gps_gpage(r->alloc, r->gidx)->lock);
 	spin_lock(&dev->dirty_lock);
-	r->dirtied_ns = ktime_get_ns();
+	r->dirtied_ns = gps_clock();
 	if (!r->on_dirty_list) {
 		list_add_tail(&r->dirty_link, &dev->dirty);
 		r->on_dirty_list = true;
@@ -89,7 +89,7 @@ static void gps_mark_hot(struct gps_replica *r, bool stored)
 	lockdep_assert_held(&gps_gpage(r->alloc, r->gidx)->lock);
 	spin_lock(&dev->dirty_lock);
 	if (!r->on_dirty_list) {
-		r->dirtied_ns = ktime_get_ns();
+		r->dirtied_ns = gps_clock();
 		list_add_tail(&r->dirty_link, &dev->dirty);
 		r->on_dirty_list = true;
 		r->hot = true;
@@ -142,13 +142,14 @@ static struct gps_replica *gps_dirty_pop(struct gps_dev *dev, u64 min_age)
 	u64 hot_age = max_t(u64, min_age, (u64)NSEC_PER_MSEC *
 			    READ_ONCE(gps_knobs.keep_writable_ms));
 	struct gps_replica *r = NULL, *it;
-	u64 now = min_age ? ktime_get_ns() : 0;
+	u64 now = min_age ? gps_clock() : 0;
 	int scanned = 0;
 
 	spin_lock(&dev->dirty_lock);
 	list_for_each_entry(it, &dev->dirty, dirty_link) {
-		if (!min_age || now - it->dirtied_ns >=
-		    (it->hot ? gps_hot_age(it, min_age, hot_age) : min_age)) {
+		if (!min_age || (s64)(now - it->dirtied_ns) >=
+		    (s64)(it->hot ? gps_hot_age(it, min_age, hot_age) :
+				    min_age)) {
 			r = it;
 			break;
 		}
@@ -473,12 +474,12 @@ unsigned int gps_harvest_replica(struct gps_harvester *h,
 	struct gps_alloc *a = r->alloc;
 	struct gps_gpage *gp = gps_gpage(a, r->gidx);
 	unsigned int i, nb, pages = 0, changed = 0;
-	u64 t0 = ktime_get_ns();
+	u64 t0 = gps_clock();
 	bool stored = false, kept;
 
 	gps_assert_harvesting(dev);
 	kept = gps_write_protect(r, dirty, idle);
-	atomic64_add(ktime_get_ns() - t0, &dev->stats.protect_ns);
+	atomic64_add(gps_clock_since(t0), &dev->stats.protect_ns);
 	for_each_set_bit(i, dirty, a->nr_sub) {
 		nb = gps_harvest_page(h, r, i);
 		pages++;
@@ -493,9 +494,9 @@ unsigned int gps_harvest_replica(struct gps_harvester *h,
 		}
 	}
 	if (!bitmap_empty(idle, a->nr_sub)) {
-		t0 = ktime_get_ns();
+		t0 = gps_clock();
 		gps_retire(r, idle);
-		atomic64_add(ktime_get_ns() - t0, &dev->stats.protect_ns);
+		atomic64_add(gps_clock_since(t0), &dev->stats.protect_ns);
 		/* Stores since the first diff go now; the twins go too. */
 		for_each_set_bit(i, idle, a->nr_sub)
 			changed += gps_harvest_page(h, r, i) > 0;
@@ -517,7 +518,7 @@ unsigned int gps_harvest_replica(struct gps_harvester *h,
 /**
  * gps_harvest_account() - count a harvest of @done replicas begun at @t0
  * @dev: device
- * @t0: ktime_get_ns() at its start
+ * @t0: gps_clock() at its start
  * @pages: small pages it diffed
  * @done: replicas it harvested; nothing is counted for none
  */
@@ -526,7 +527,7 @@ void gps_harvest_account(struct gps_dev *dev, u64 t0, u64 pages,
 {
 	if (!done)
 		return;
-	atomic64_add(ktime_get_ns() - t0, &dev->stats.harvest_ns);
+	atomic64_add(gps_clock_since(t0), &dev->stats.harvest_ns);
 	trace_gps_harvest(dev->id, pages, dev->queue.count, done);
 }
 
@@ -549,7 +550,7 @@ unsigned long gps_harvest(struct gps_dev *dev, unsigned long budget,
 			  u64 min_age, struct gps_fence_stats *st)
 {
 	struct gps_harvester h = { .dev = dev, .df = dev->scratch, .st = st };
-	u64 t0 = ktime_get_ns(), pages = 0;
+	u64 t0 = gps_clock(), pages = 0;
 	unsigned long done = 0;
 	struct gps_replica *r;
 

@@ -155,7 +155,7 @@ unsigned long gps_harvest_helped(struct gps_dev *dev, unsigned long budget,
 	/* bulk_blocks = 0: the paper's queue takes every block */
 	if (!nh || budget < 2 || !READ_ONCE(gps_knobs.bulk_blocks))
 		return gps_harvest(dev, budget, 0, st);
-	t0 = ktime_get_ns();
+	t0 = gps_clock();
 	while (done < budget) {
 		n = gps_dirty_take(dev, hs->batch,
 				   min_t(unsigned long, budget - done,

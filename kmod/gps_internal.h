@@ -74,6 +74,7 @@
 #include <linux/list.h>
 #include <linux/xarray.h>
 #include <linux/mm_types.h>
+#include <linux/sched/clock.h>
 #include <linux/gps.h>
 
 /*
@@ -206,6 +207,28 @@ static inline void gps_assert_harvesting(struct gps_dev *dev)
 static inline bool gps_fence_waits(struct gps_dev *dev)
 {
 	return atomic_read(&dev->fences_waiting);
+}
+
+/*
+ * The clock of the driver's own ages and time counters: local_clock(),
+ * not ktime_get_ns(), which reads the clocksource, and where the TSC is
+ * unstable (every TCG guest: "TSCs unsynchronized") that is the HPET, an
+ * emulated device each read of which holds qemu's global lock, taken per
+ * fault and twice per replica harvested.  Across CPUs it may be a tick
+ * off: ages compare signed (a page dirtied "later" is young), durations
+ * stop at zero.  The link model keeps ktime_get_ns(): it is one clock for
+ * every device.
+ */
+static inline u64 gps_clock(void)
+{
+	return local_clock();
+}
+
+static inline u64 gps_clock_since(u64 t0)
+{
+	s64 d = gps_clock() - t0;
+
+	return d > 0 ? d : 0;
 }
 
 /* Diff output of one small page: the byte mask of what changed. */

@@ -68,7 +68,13 @@ void gps_link_reset(void)
  */
 static void gps_link_sleep(struct gps_dev *dev, u64 until, bool latency)
 {
-	u64 start = ktime_get_ns(), now = start;
+	u64 start, now;
+
+	/* The link unlimited: nothing owed, no clock to read. */
+	if (!until && (!latency || !READ_ONCE(gps_knobs.link_latency_ns)))
+		return;
+	start = ktime_get_ns();
+	now = start;
 
 	if (latency)
 		until = max(until, start) + READ_ONCE(gps_knobs.link_latency_ns);
