@@ -1452,13 +1452,14 @@ int main(int argc, char **argv)
 	printf("# paradigms: %d device(s), %d iterations, "
 	       "page_size=%llu block_size=%llu queue_capacity=%llu "
 	       "bulk_blocks=%llu harvest_interval_us=%llu "
-	       "keep_writable_ms=%llu fence_threads=%llu "
+	       "keep_writable_ms=%llu fence_threads=%llu harvest_ahead=%llu "
 	       "link_bandwidth=%llu link_latency_ns=%llu\n", ndev, iters,
 	       bench_knob_ull("page_size"), bench_knob_ull("block_size"),
 	       bench_knob_ull("queue_capacity"), bench_knob_ull("bulk_blocks"),
 	       bench_knob_ull("harvest_interval_us"),
 	       bench_knob_ull("keep_writable_ms"),
 	       bench_knob_ull("fence_threads"),
+	       bench_knob_ull("harvest_ahead"),
 	       bench_knob_ull("link_bandwidth"),
 	       bench_knob_ull("link_latency_ns"));
 

@@ -335,6 +335,7 @@ struct gps_knobs {
 	unsigned int capture_bytes;	/* mapped/captured per fault, 0: GPS page */
 	unsigned int keep_writable_ms;	/* written pages stay writable */
 	unsigned int fence_threads;	/* CPUs of the node a fence uses, 0: all */
+	unsigned int harvest_ahead;	/* thread harvests with the link unlimited */
 	unsigned int um_thrash_threshold; /* moves that make a page thrash */
 	unsigned int um_thrash_epoch_ms; /* ... within this time */
 	unsigned int um_pin_ms;		/* a thrashing page stays put */

@@ -48,6 +48,7 @@ struct gps_knobs gps_knobs = {
 	.capture_bytes = 0,		/* a fault captures the GPS page */
 	.keep_writable_ms = 100,	/* written pages stay writable */
 	.fence_threads = 0,		/* a fence uses every CPU of its node */
+	.harvest_ahead = 0,		/* no link time to hide: fences harvest */
 	/* UVM's thrashing defaults: 3 moves within 2 s pin for 300 ms */
 	.um_thrash_threshold = 3,
 	.um_thrash_epoch_ms = 2000,

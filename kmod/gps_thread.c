@@ -9,7 +9,12 @@
  * for it.  It wakes every harvest_interval_us, when dirty_wake replicas
  * are dirty, and when a knob changes; each round is bounded (GPS_BATCH
  * replicas) and it yields between rounds.  harvest_interval_us = 0 stops
- * proactive work: then only watermarks and fences push.
+ * proactive work: then only watermarks and fences push.  So does a link
+ * left unlimited (link_bandwidth = 0) unless harvest_ahead is set: there
+ * is no transfer to hide behind compute, a harvest ahead takes CPU time
+ * and TLB flushes from the node's kernels and is done again for pages
+ * written after it, and the fence harvests on every CPU of the node
+ * (gps_help.c).
  *
  * Fences run in the caller's context: see gps_fence.c.  Calls the
  * harvest, the push and the link model.
@@ -35,6 +40,15 @@ static unsigned long gps_thread_dirty(struct gps_dev *dev)
 	return READ_ONCE(dev->nr_dirty) - READ_ONCE(dev->nr_hot);
 }
 
+/* The interval of proactive rounds, 0 for none (see the top). */
+static unsigned int gps_thread_interval(void)
+{
+	if (!READ_ONCE(gps_knobs.harvest_ahead) &&
+	    !READ_ONCE(gps_knobs.link_bandwidth))
+		return 0;
+	return READ_ONCE(gps_knobs.harvest_interval_us);
+}
+
 static bool gps_thread_pressed(struct gps_dev *dev)
 {
 	return gps_thread_dirty(dev) >= READ_ONCE(gps_knobs.dirty_wake);
@@ -55,7 +69,7 @@ static bool gps_thread_wake(struct gps_dev *dev, unsigned int us,
 			    bool eager)
 {
 	return kthread_should_stop() ||
-	       READ_ONCE(gps_knobs.harvest_interval_us) != us ||
+	       gps_thread_interval() != us ||
 	       (us && eager && gps_thread_pressed(dev));
 }
 
@@ -65,14 +79,14 @@ static int gps_thread_fn(void *arg)
 
 	set_freezable();
 	while (!kthread_should_stop()) {
-		unsigned int us = READ_ONCE(gps_knobs.harvest_interval_us);
+		unsigned int us = gps_thread_interval();
 		unsigned long timeout = us ? usecs_to_jiffies(us) :
 					     MAX_SCHEDULE_TIMEOUT;
 		bool more = false, eager = false;
 
 		if (us && mutex_trylock(&dev->harvest_lock)) {
 			/* Changed since read: see gps_threads_quiesce(). */
-			if (READ_ONCE(gps_knobs.harvest_interval_us) != us) {
+			if (gps_thread_interval() != us) {
 				mutex_unlock(&dev->harvest_lock);
 				continue;
 			}
@@ -136,11 +150,12 @@ void gps_thread_stop(struct gps_dev *dev)
 /**
  * gps_threads_quiesce() - wait out push-thread rounds of an old interval
  *
- * After harvest_interval_us changed: returns once no thread runs a round
- * under the old value.  A thread checks the knob again under its
- * harvest_lock, so taking each lock once after the store is enough; a
- * thread whose vCPU stalled between reading the old interval and its
- * round then harvests nothing (0 stops proactive harvests at once).
+ * After harvest_interval_us, harvest_ahead or link_bandwidth changed:
+ * returns once no thread runs a round under the old interval.  A thread
+ * checks the interval again under its harvest_lock, so taking each lock
+ * once after the store is enough; a thread whose vCPU stalled between
+ * reading the old interval and its round then harvests nothing (0 stops
+ * proactive harvests at once).
  */
 void gps_threads_quiesce(void)
 {

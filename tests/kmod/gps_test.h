@@ -611,6 +611,14 @@ static inline int gps_fixture_setup(struct __test_metadata *_metadata,
 	}
 	for (; knobs && *knobs; knobs++)
 		ASSERT_EQ(0, gps_knob_save(&fx->knobs, *knobs));
+	/*
+	 * The push thread harvests ahead with the link unlimited too, as
+	 * it did before harvest_ahead: the tests of the thread, and the
+	 * torture's races of the thread with fences, count on it.  The
+	 * default (0) has its own test, queue.thread_waits_for_a_link.
+	 */
+	ASSERT_EQ(0, gps_knob_save(&fx->knobs, "harvest_ahead"));
+	ASSERT_EQ(0, gps_set_knob("harvest_ahead", 1));
 	fx->policy = gps_policy();
 	ASSERT_NE(NULL, fx->policy);
 	fx->start = gps_usage();

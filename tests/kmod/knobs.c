@@ -45,6 +45,7 @@ static const struct knob {
 	{ "capture_bytes", 0, 2097152, 0 },
 	{ "keep_writable_ms", 0, 10000, 0 },
 	{ "fence_threads", 0, 64, 0 },
+	{ "harvest_ahead", 0, 1, 0 },
 	{ "um_thrash_threshold", 0, 1000, 0 },
 	{ "um_thrash_epoch_ms", 1, 60000, 0 },
 	{ "um_pin_ms", 0, 60000, 0 },

@@ -29,7 +29,7 @@ FIXTURE_SETUP(queue)
 	static const char *const knobs[] = {
 		"harvest_interval_us", "dirty_wake", "bulk_blocks",
 		"queue_watermark", "queue_capacity", "block_size",
-		"keep_writable_ms", NULL,
+		"keep_writable_ms", "link_bandwidth", "harvest_ahead", NULL,
 	};
 
 	if (gps_fixture_setup(_metadata, gps_fx(self), 1, knobs))
@@ -434,6 +434,62 @@ TEST_F(queue, pushes_during_compute)
 		ASSERT_EQ(0, gps_read(self->fd, &self->b, self->nr - 1,
 				      i * 4096 + i, &v, 1));
 		ASSERT_EQ(i + 1, v);
+	}
+}
+
+/*
+ * harvest_ahead = 0 (the default): with the link unlimited the thread
+ * does no round on its interval, and stores wait for the fence; a link
+ * to model (link_bandwidth), or harvest_ahead = 1, brings the rounds
+ * back at once.  Each phase stores one byte per small page, waits 200
+ * intervals, and looks at thread_rounds; the fence then publishes all.
+ */
+TEST_F(queue, thread_waits_for_a_link)
+{
+	static const struct {
+		unsigned long long bw, ahead;
+		int rounds;
+	} phase[] = {
+		{ 0, 0, 0 }, { 1000000000000ULL, 0, 1 }, { 0, 1, 1 },
+		{ 0, 0, 0 },
+	};
+	unsigned char want[64];
+	long long r0;
+	size_t p, i;
+
+	if (self->nr < 2)
+		SKIP(return, "needs two devices");
+	ASSERT_EQ(0, gps_set_knob("dirty_wake", 1));
+	for (p = 0; p < sizeof(phase) / sizeof(phase[0]); p++) {
+		ASSERT_EQ(0, gps_set_knob("link_bandwidth", phase[p].bw));
+		ASSERT_EQ(0, gps_set_knob("harvest_ahead", phase[p].ahead));
+		ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 1000));
+		ASSERT_EQ(0, gps_fence(self->fd, GPS_FENCE_ALL, NULL));
+		r0 = STAT("thread_rounds");
+		for (i = 0; i < 64; i++) {
+			want[i] = p * 64 + i + 1;
+			self->p[i * 4096 + i] = want[i];
+		}
+		if (phase[p].rounds) {
+			ASSERT_LT(r0, gps_wait_stat_above(self->node0,
+							  "thread_rounds", r0,
+							  2000)) {
+				TH_LOG("phase %zu: no round in 2 s", p);
+			}
+		} else {
+			usleep(200 * 1000);
+			ASSERT_EQ(r0, STAT("thread_rounds")) {
+				TH_LOG("phase %zu: rounds with no link", p);
+			}
+		}
+		ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
+		for (i = 0; i < 64; i++) {
+			unsigned char v = 0;
+
+			ASSERT_EQ(0, gps_read(self->fd, &self->b, self->nr - 1,
+					      i * 4096 + i, &v, 1));
+			ASSERT_EQ(want[i], v);
+		}
 	}
 }
 

@@ -56,6 +56,8 @@ static const struct ctl_knob_info ctl_knobs[] = {
 	{ "keep_writable_ms", CTL_KNOB_NUM, 0, 10000, "0: off", "ms" },
 	{ "fence_threads", CTL_KNOB_NUM, 0, 64,
 	  "0: every CPU of the node; 1: the caller alone", "CPUs" },
+	{ "harvest_ahead", CTL_KNOB_NUM, 0, 1,
+	  "1: the push thread harvests with the link unlimited too", NULL },
 	{ "um_thrash_threshold", CTL_KNOB_NUM, 0, 1000,
 	  "managed memory; 0: no thrashing guard", "moves" },
 	{ "um_thrash_epoch_ms", CTL_KNOB_NUM, 1, 60000, NULL, "ms" },
