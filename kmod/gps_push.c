@@ -50,30 +50,22 @@
 	     __s &= __s - 1)
 
 /*
- * The masked bytes of @len at @dst: a word at a time (gps_bytes_blend())
- * where nothing but the driver stores, @still; byte by byte where the
- * receiver's own stores may race (a view may map the page writable), so
- * that they stay.  gp->lock held: every writer of the driver takes it,
- * and a page's wmapped bit is set under it before any view maps the page
- * writable (gps_internal.h).
+ * The masked bytes of @len at @dst: all of them with one copy, @whole;
+ * else a word at a time (gps_bytes_blend()) where nothing but the driver
+ * stores, @still; byte by byte where the receiver's own stores may race
+ * (a view may map the page writable), so that they stay.  gp->lock held:
+ * every writer of the driver takes it, and a page's wmapped bit is set
+ * under it before any view maps the page writable (gps_internal.h).
  */
 static void gps_apply(u8 *dst, const u8 *src, const unsigned long *mask,
-		      unsigned int len, bool still)
+		      unsigned int len, bool whole, bool still)
 {
-	if (still)
+	if (whole)
+		memcpy(dst, src, len);
+	else if (still)
 		gps_bytes_blend(dst, src, mask, len);
 	else
 		gps_bytes_apply(dst, src, mask, len);
-}
-
-/* The masked bytes of a small page; all @nbytes of it: one copy. */
-static void gps_apply_page(u8 *dst, const u8 *src, const unsigned long *mask,
-			   unsigned int nbytes, bool still)
-{
-	if (nbytes == PAGE_SIZE)
-		memcpy(dst, src, PAGE_SIZE);
-	else
-		gps_apply(dst, src, mask, PAGE_SIZE, still);
 }
 
 /*
@@ -165,11 +157,8 @@ static void gps_push_entries(struct gps_dev *dev, unsigned int n, bool early,
 			e = gps_queue_nth(q, k);
 			poff = offset_in_page(e->block * bs);
 			gps_still_check(r, sub, poff, bs, "push");
-			if (test_bit(k, full))
-				memcpy(p + poff, from + poff, bs);
-			else
-				gps_apply(p + poff, from + poff, e->mask, bs,
-					  still);
+			gps_apply(p + poff, from + poff, e->mask, bs,
+				  test_bit(k, full), still);
 			gps_still_sync(r, sub, poff, bs);
 		}
 		kunmap_local(p);
@@ -178,11 +167,8 @@ static void gps_push_entries(struct gps_dev *dev, unsigned int n, bool early,
 			for (k = 0; k < n; k++) {
 				e = gps_queue_nth(q, k);
 				poff = offset_in_page(e->block * bs);
-				if (test_bit(k, full))
-					memcpy(p + poff, from + poff, bs);
-				else
-					gps_bytes_blend(p + poff, from + poff,
-							e->mask, bs);
+				gps_apply(p + poff, from + poff, e->mask, bs,
+					  test_bit(k, full), true);
 			}
 			kunmap_local(p);
 		}
@@ -252,13 +238,14 @@ void gps_push_page(struct gps_dev *dev, struct gps_replica *src,
 
 		gps_still_check(r, sub, 0, PAGE_SIZE, "bulk push");
 		p = kmap_local_page(r->pages[sub]);
-		gps_apply_page(p, from, mask, nbytes,
-			       !test_bit(sub, r->wmapped));
+		gps_apply(p, from, mask, PAGE_SIZE, nbytes == PAGE_SIZE,
+			  !test_bit(sub, r->wmapped));
 		kunmap_local(p);
 		gps_still_sync(r, sub, 0, PAGE_SIZE);
 		if (r->twins[sub]) {
 			p = kmap_local_page(r->twins[sub]);
-			gps_apply_page(p, from, mask, nbytes, true);
+			gps_apply(p, from, mask, PAGE_SIZE,
+				  nbytes == PAGE_SIZE, true);
 			kunmap_local(p);
 		}
 		gps_count_traffic(dev, d, blocks, nbytes);
