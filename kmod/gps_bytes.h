@@ -143,6 +143,27 @@ static inline u64 gps_bytes_expand(unsigned int m8)
 }
 
 /*
+ * Copy @nbytes (a multiple of 32) from @src to @dst four words at a time,
+ * over bytes of which some change: readers of @dst see each 8-byte word
+ * old or new, never torn, which memcpy() does not promise ("rep movsb"
+ * on 6.1 with ERMS, as qemu's TCG CPUs have, writes byte by byte).
+ * @dst and @src 8-byte aligned.
+ */
+static inline void gps_bytes_copy(u8 *dst, const u8 *src, unsigned int nbytes)
+{
+	u64 *d = (u64 *)dst;
+	const u64 *s = (const u64 *)src;
+	unsigned int w;
+
+	for (w = 0; w < nbytes / 8; w += 4) {
+		WRITE_ONCE(d[w], s[w]);
+		WRITE_ONCE(d[w + 1], s[w + 1]);
+		WRITE_ONCE(d[w + 2], s[w + 2]);
+		WRITE_ONCE(d[w + 3], s[w + 3]);
+	}
+}
+
+/*
  * gps_bytes_apply() into a destination that nothing else stores to while
  * the caller holds its lock (a receiver's twin, or its page while no view
  * may map it writable): each 8-byte word with a masked byte is read,

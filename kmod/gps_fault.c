@@ -241,7 +241,7 @@ static void gps_capture_around(struct vm_fault *vmf, struct gps_replica *r,
 				new_twins++;
 			}
 			set_bit(i, r->dirty);
-			set_bit(i, r->wmapped);
+			gps_set_wmapped(r, i);
 			done++;
 		}
 		/* A harvest may have taken r off the list meanwhile. */
@@ -301,7 +301,7 @@ retry:
 		/* One copy: nothing to publish, plain writable page. */
 		spin_lock(&gp->lock);
 		gps_still_drop(r, sub, "only copy");
-		set_bit(sub, r->wmapped);
+		gps_set_wmapped(r, sub);
 		spin_unlock(&gp->lock);
 		up_read(&a->sub_sem);
 		if (twin)
@@ -333,7 +333,7 @@ retry:
 		atomic64_inc(&gps_devs[r->dev].stats.twin_pages);
 	}
 	set_bit(sub, r->dirty);
-	set_bit(sub, r->wmapped);
+	gps_set_wmapped(r, sub);
 	gps_mark_dirty(r);
 	/* A narrow replica widens at its second small page of the epoch. */
 	if (a->nr_sub > 1 && r->narrow &&

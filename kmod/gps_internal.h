@@ -56,7 +56,11 @@
  *    view may map it writable (page_mkwrite, a capture), and cleared by
  *    the harvester only once every view is write-protected, the page
  *    still locked: a page without it holds still but for the driver, and
- *    a push may write its words whole (gps_bytes_blend()).
+ *    a push may write its words whole (gps_bytes_blend()).  Its written
+ *    bit is set with it and never cleared: a page without one has held
+ *    nothing but what the driver wrote under that lock, the same bytes
+ *    as every other replica's twin (or page, without one) but for the
+ *    stores a pusher is publishing, so a push may copy it whole.
  *  - A queue is used only under its device's harvest_lock.  A fence's
  *    helpers (gps_help.c) harvest and push under the lock their fence
  *    holds, never using the queue.
@@ -271,6 +275,7 @@ struct gps_replica {
 	unsigned long *seen;		/* jiffies | 1 a harvest saw a store */
 	unsigned long *kept;		/* left writable by the last harvest */
 	unsigned long *wmapped;		/* a view may map it writable */
+	unsigned long *written;		/* a view has mapped it writable */
 	struct page **twins;		/* snapshot per dirty small page */
 #if IS_ENABLED(CONFIG_GPS_DEBUG)
 	struct page **shadows;		/* gps_still.c */
@@ -356,6 +361,17 @@ extern atomic64_t gps_twin_pages;
 static inline struct gps_gpage *gps_gpage(struct gps_alloc *a, unsigned long i)
 {
 	return (struct gps_gpage *)((char *)a->gpages + i * a->gpage_bytes);
+}
+
+/*
+ * Small page @sub of @r may be mapped writable from now on: gp->lock
+ * held, before any view does (see "What protects what").
+ */
+static inline void gps_set_wmapped(struct gps_replica *r, unsigned int sub)
+{
+	lockdep_assert_held(&gps_gpage(r->alloc, r->gidx)->lock);
+	set_bit(sub, r->wmapped);
+	set_bit(sub, r->written);
 }
 
 /* @dev's row of the traffic matrix: what it sent device @to. */

@@ -32,7 +32,7 @@ static size_t gps_replica_bytes(unsigned int nr_sub)
 	return sizeof(struct gps_replica) +
 	       nr_sub * (sizeof(struct page *) * 2) +
 	       nr_sub * sizeof(unsigned long) +
-	       BITS_TO_LONGS(nr_sub) * sizeof(unsigned long) * 3 +
+	       BITS_TO_LONGS(nr_sub) * sizeof(unsigned long) * 4 +
 	       nr_sub * sizeof(struct page *) * GPS_STILL_SLOTS;
 }
 
@@ -121,8 +121,9 @@ struct gps_replica *gps_replica_alloc(struct gps_alloc *a, unsigned long gidx,
 	r->kept = &r->seen[a->nr_sub];
 	r->dirty = &r->kept[BITS_TO_LONGS(a->nr_sub)];
 	r->wmapped = &r->dirty[BITS_TO_LONGS(a->nr_sub)];
+	r->written = &r->wmapped[BITS_TO_LONGS(a->nr_sub)];
 #if IS_ENABLED(CONFIG_GPS_DEBUG)
-	r->shadows = (struct page **)&r->wmapped[BITS_TO_LONGS(a->nr_sub)];
+	r->shadows = (struct page **)&r->written[BITS_TO_LONGS(a->nr_sub)];
 #endif
 	r->alloc = a;
 	r->gidx = gidx;

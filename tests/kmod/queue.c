@@ -6,9 +6,10 @@
  * entry; the queue never holds more than its capacity and pushes its
  * oldest entries past the high watermark; the thread pushes while user
  * code computes, before the fence, and a fence on its CPU returns while
- * it is pressed; the block_size knob sets what one entry covers and
- * rejects bad values.  Pages are not kept writable, so that stores fault
- * and wake the thread.  Knobs are saved and restored.
+ * it is pressed; a dense push keeps a receiver's queued store; the
+ * block_size knob sets what one entry covers and rejects bad values.
+ * Pages are not kept writable, so that stores fault and wake the
+ * thread.  Knobs are saved and restored.
  */
 #include <sched.h>
 
@@ -248,6 +249,45 @@ TEST_F(queue, free_drops_only_its_own_entries)
 						  self->nr, 0, want, SZ))
 			TH_LOG("round %d", round);
 	}
+}
+
+/*
+ * A receiver's own store, harvested and queued but not yet pushed, stays
+ * when another device's densely written page lands on it: a push copies
+ * a page whole only into replicas that no view ever mapped writable.
+ * Device 1 stores one byte of small page 0 and its thread queues it (and
+ * write-protects the page); device 0 then writes every other byte of the
+ * page and fences; device 1's fence must still publish its byte.
+ */
+TEST_F(queue, dense_push_keeps_a_receivers_queued_byte)
+{
+	static unsigned char want[4096];
+	volatile unsigned char *p1;
+	long long queued;
+	int node1, i;
+
+	if (self->nr < 2)
+		SKIP(return, "needs two devices");
+	p1 = gps_map(self->fd, &self->b, 1);
+	ASSERT_NE(NULL, p1);
+	node1 = gps_node_of(self->fd, 1);
+	ASSERT_EQ(0, gps_set_knob("dirty_wake", 1));
+	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 10000000));
+	ASSERT_EQ(0, gps_fence(self->fd, GPS_FENCE_ALL, NULL));
+	queued = gps_stat(node1, "blocks_queued");
+	p1[0] = 7;
+	want[0] = 7;
+	ASSERT_EQ(queued + 1, gps_wait_stat_above(node1, "blocks_queued",
+						  queued, 2000));
+	ASSERT_EQ(1, gps_stat(node1, "queue_entries"));
+	for (i = 1; i < 4096; i++) {
+		want[i] = i % 251 + 1;
+		self->p[i] = want[i];
+	}
+	ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
+	ASSERT_EQ(0, gps_fence(self->fd, 1, NULL));
+	ASSERT_EQ(-1, gps_replicas_differ(self->fd, &self->b, self->nr, 0,
+					  want, sizeof(want)));
 }
 
 /* Write one byte in each of @n blocks, 256 bytes apart (bs = 128). */

@@ -8,7 +8,8 @@
  * empty, full, sparse, one-byte and random masks, and agrees with a copy
  * of each run of masked bytes, the way pushes were made before it;
  * gps_bytes_blend() writes the same bytes a word at a time, from
- * gps_bytes_expand()'s byte mask of each mask byte (higher bits ignored).
+ * gps_bytes_expand()'s byte mask of each mask byte (higher bits ignored);
+ * gps_bytes_copy() copies every byte of its length and none past it.
  */
 #include <stdlib.h>
 
@@ -218,6 +219,26 @@ TEST(blend_of_every_word_mask)
 TEST(blend_of_one_block)
 {
 	check_one_block(_metadata, gps_bytes_blend);
+}
+
+/* The word copy writes every byte of its length and none past it. */
+TEST(copy_writes_exactly_its_length)
+{
+	static u64 src[PG / 8 + 8], dst[PG / 8 + 8];
+	unsigned int len, i;
+	u64 after;
+
+	for (len = 32; len <= PG; len += 32) {
+		for (i = 0; i < PG / 8 + 8; i++) {
+			src[i] = rnd();
+			dst[i] = rnd();
+		}
+		after = dst[len / 8];
+
+		gps_bytes_copy((u8 *)dst, (const u8 *)src, len);
+		ASSERT_EQ(0, memcmp(dst, src, len)) TH_LOG("len %u", len);
+		ASSERT_EQ(after, dst[len / 8]) TH_LOG("len %u", len);
+	}
 }
 
 TEST_HARNESS_MAIN
