@@ -7,9 +7,12 @@
  * value or a later one, never an earlier one (stores before a launch call
  * are published before the kernel starts; later ones race with it).  The
  * launches of a round share one fence of the home device (tickets); the
- * same with every launch fencing alone (GPSU_NO_HOST_COMBINE=1).
+ * same with every launch fencing alone (GPSU_NO_HOST_COMBINE=1), and with
+ * a kernel on the home device launched first in each round, running while
+ * the others' shared fence harvests it.
  */
 #include <stdlib.h>
+#include <time.h>
 
 #include "kselftest_harness.h"
 #include "t_lib.h"
@@ -92,6 +95,72 @@ TEST_F(host, stores_before_launch_are_seen)
 		ASSERT_EQ(gpsSuccess, gpsStreamDestroy(s[d]));
 	}
 	for (d = 1; d < ndev; d++)
+		for (r = 1; r <= ROUNDS; r++) {
+			int v = seen[d * (ROUNDS + 1) + r];
+
+			ASSERT_LE(r, v) TH_LOG("device %d, round %d", d, r);
+			ASSERT_GE(ROUNDS, v);
+		}
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsFree((void *)g));
+	free(seen);
+}
+
+/* peek, then stay 2 ms: the home device's release comes late */
+static void peek_and_dwell(void *p)
+{
+	struct timespec t0, t;
+
+	peek(p);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000L +
+	       (t.tv_nsec - t0.tv_nsec) < 2000000L);
+}
+
+/*
+ * A kernel on the home device first, then the others, round after round
+ * (the order of a multi-device loop): the shared fence of the home device
+ * then runs while the home device's kernel does (it dwells, so that its
+ * own release comes late); every kernel of the other devices must still
+ * see its round's host store or a later one.
+ */
+TEST_F(host, home_kernel_first_then_the_others)
+{
+	gpsStream_t s[64];
+	struct peek_args a;
+	int ndev, d, r, *seen;
+	volatile int *g;
+
+	T_MIN_DEVICES(ndev, 2);
+	seen = calloc((size_t)ndev * (ROUNDS + 1), sizeof(*seen));
+	ASSERT_NE(NULL, seen);
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&g, sizeof(int), 0));
+	*g = 0;
+	for (d = 0; d < ndev; d++) {
+		ASSERT_EQ(gpsSuccess, gpsSetDevice(d));
+		ASSERT_EQ(gpsSuccess, gpsStreamCreate(&s[d]));
+	}
+	for (r = 1; r <= ROUNDS; r++) {
+		*g = r;			/* a host store: device 0's */
+		for (d = 0; d < ndev; d++) {
+			a.g = g;
+			a.out = &seen[d * (ROUNDS + 1) + r];
+			ASSERT_EQ(gpsSuccess, gpsSetDevice(d));
+			ASSERT_EQ(gpsSuccess, gpsLaunchKernel(d ? peek :
+							      peek_and_dwell,
+					gpsDim(1, 1, 1), gpsDim(1, 1, 1),
+					GPS_ARGS(&a, GPS_PTR(struct peek_args,
+							     g)), s[d]));
+		}
+	}
+	for (d = 0; d < ndev; d++) {
+		ASSERT_EQ(gpsSuccess, gpsStreamSynchronize(s[d]));
+		ASSERT_EQ(gpsSuccess, gpsStreamDestroy(s[d]));
+	}
+	for (d = 0; d < ndev; d++)
 		for (r = 1; r <= ROUNDS; r++) {
 			int v = seen[d * (ROUNDS + 1) + r];
 
