@@ -185,8 +185,9 @@ enum gpsMemoryType {
 typedef struct gpsPointerAttributes {
 	enum gpsMemoryType type;
 	int device;		/* home device */
-	int viewDevice;		/* GPS: whose view the pointer is in */
-	void *base;		/* start of the allocation (home view) */
+	int viewDevice;		/* GPS: whose view the pointer is in, -1 for
+				 * the host view (as gpsMallocGPS returned) */
+	void *base;		/* start of the allocation (host view) */
 	size_t size;		/* bytes requested */
 	size_t gpsPageSize;	/* GPS and conventional: page size */
 } gpsPointerAttributes;
@@ -253,11 +254,12 @@ typedef struct gpsKernelArgs {
  * GPS_ARGS_RAW(&a): copy only, no translation.
  * GPS_ARGS_LOCAL(&a, ...): GPS_ARGS, and the promise gpsArgsLocalStores
  *	makes: every store to GPS memory goes through a translated pointer.
- * Pointers left untranslated still work: they name the home device's view
- * (loads may be remote) and their stores are published by the kernel's
- * end, which also fences the home devices, unless gpsArgsLocalStores is
- * set (then a store through one is published by the home device's next
- * release, not by the kernel's end).
+ * Pointers left untranslated still work: they name the host view, which
+ * maps what the home device's view maps (loads may be remote), and their
+ * stores are published by the kernel's end, which also fences the host
+ * views, unless gpsArgsLocalStores is set (then a store through one is
+ * published by the next host release or the home device's next release,
+ * not by the kernel's end).
  */
 #define GPS_PTR(type, field)	offsetof(type, field)
 /* Listed pointers with @flags: the two macros below, not for callers. */
@@ -639,7 +641,7 @@ gpsError_t gpsThreadFenceSystem(void);
 /*
  * A barrier for kernel threads running on several devices at once. It
  * lives in conventional memory; gpsBarrierWait releases as the end of a
- * kernel does (the caller's device and the home devices of GPS memory:
+ * kernel does (the caller's device and the host views:
  * stores through translated and untranslated pointers are published
  * before it arrives). All @count participants must run concurrently (at
  * most one per worker pthread of each device, e.g. one block of one

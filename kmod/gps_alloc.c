@@ -95,7 +95,7 @@ struct gps_alloc *gps_alloc_find_view(struct gps_ctx *ctx, pgoff_t pgoff,
 		pgoff_t view, end;
 
 		if (pgoff < a->pgoff ||
-		    pgoff >= a->pgoff + gps_nr_devs * a->stride)
+		    pgoff >= a->pgoff + gps_nr_views() * a->stride)
 			continue;
 		view = (pgoff - a->pgoff) / a->stride;
 		end = a->pgoff + (view + 1) * a->stride;
@@ -191,7 +191,7 @@ int gps_alloc_create(struct gps_ctx *ctx, struct gps_alloc_args *args)
 		return args->size ? -ENOMEM : -EINVAL;
 	size = round_up(args->size, ps);
 
-	views = (size >> PAGE_SHIFT) * gps_nr_devs;
+	views = (size >> PAGE_SHIFT) * gps_nr_views();
 	a = kzalloc(sizeof(*a), GFP_KERNEL_ACCOUNT);
 	if (!a)
 		return -ENOMEM;

@@ -43,6 +43,8 @@ static const struct {
 	{ "blocks_pushed_early", offsetof(struct gps_dev_stats, blocks_pushed_early) },
 	{ "blocks_bulk", offsetof(struct gps_dev_stats, blocks_bulk) },
 	{ "fences", offsetof(struct gps_dev_stats, fences) },
+	{ "host_write_faults", offsetof(struct gps_dev_stats, host_write_faults) },
+	{ "host_fences", offsetof(struct gps_dev_stats, host_fences) },
 	{ "harvest_ns", offsetof(struct gps_dev_stats, harvest_ns) },
 	{ "protect_ns", offsetof(struct gps_dev_stats, protect_ns) },
 	{ "fence_ns", offsetof(struct gps_dev_stats, fence_ns) },

@@ -25,6 +25,11 @@
  * PAGE_SIZE gives one fault per small page (Documentation/reliability.rst,
  * "Capture windows").
  *
+ * The host view (gps_host_view()) faults as the home device's view
+ * (gps_view_dev()); its write faults also record, in the open file's
+ * host_dirty, whose replica the host wrote, for host fences.  No harvest
+ * leaves it writable: it is never the owner's view.
+ *
  * Managed memory (GPS_MEM_MANAGED) has one copy per GPS page: a fault of a
  * view where the page is not first moves it there (gps_migrate.c).
  *
@@ -107,14 +112,15 @@ static vm_fault_t gps_fault(struct vm_fault *vmf)
 	unsigned long gidx;
 	unsigned int sub;
 	struct page *page;
-	int view;
+	int view, dev;
 
 	gps_view_pos(a, vmf->pgoff, &view, &gidx, &sub);
+	dev = gps_view_dev(a, view);
 	down_read(&a->sub_sem);
-	if (!a->dead && gps_um_wants(a, gidx, view)) {
+	if (!a->dead && gps_um_wants(a, gidx, dev)) {
 		/* managed memory: move the page here first, once */
 		up_read(&a->sub_sem);
-		gps_um_migrate(a, gidx, view);
+		gps_um_migrate(a, gidx, dev);
 		down_read(&a->sub_sem);
 	}
 	if (a->dead) {
@@ -129,13 +135,13 @@ static vm_fault_t gps_fault(struct vm_fault *vmf)
 	if (READ_ONCE(a->tracking)) {
 		struct gps_gpage *gp = gps_gpage(a, gidx);
 
-		set_bit(view, vmf->flags & FAULT_FLAG_WRITE ? &gp->touched_w :
-							      &gp->touched_r);
-		atomic64_inc(&gps_devs[view].stats.tracking_faults);
+		set_bit(dev, vmf->flags & FAULT_FLAG_WRITE ? &gp->touched_w :
+							     &gp->touched_r);
+		atomic64_inc(&gps_devs[dev].stats.tracking_faults);
 	}
 	page = r->pages[sub];
 	get_page(page);
-	set_bit(view, &r->mapped_views);
+	set_bit(view, r->mapped_views);
 	lock_page(page);
 	if (!(vmf->flags & FAULT_FLAG_WRITE) && a->nr_sub > 1) {
 		unsigned int lo, n = gps_window(vmf, a, sub, &lo);
@@ -145,7 +151,7 @@ static vm_fault_t gps_fault(struct vm_fault *vmf)
 	up_read(&a->sub_sem);
 
 	if (!(vmf->flags & FAULT_FLAG_WRITE))
-		atomic64_inc(&gps_devs[view].stats.read_faults);
+		atomic64_inc(&gps_devs[dev].stats.read_faults);
 	vmf->page = page;
 	return VM_FAULT_LOCKED;
 }
@@ -189,14 +195,14 @@ static int gps_mkwrite_pte(pte_t *ptep, unsigned long addr, void *data)
 #define GPS_CAPTURE_CHUNK	16
 
 /*
- * Capture small pages [@lo, @lo + @n) but @sub of @r for @view at one
+ * Capture small pages [@lo, @lo + @n) but @sub of @r for device @dev at one
  * write fault, GPS_CAPTURE_CHUNK at a time: lock each (trylock), give it
  * a twin, set its dirty bit, then map it writable in the faulting VMA.
  * Pages busy or without memory for a twin are left to fault alone.
  * Caller holds sub_sem for reading and @sub's page lock.
  */
 static void gps_capture_around(struct vm_fault *vmf, struct gps_replica *r,
-			       int view, unsigned int sub, unsigned int lo,
+			       int dev, unsigned int sub, unsigned int lo,
 			       unsigned int n)
 {
 	DECLARE_BITMAP(captured, GPS_PAGE_2M / PAGE_SIZE);
@@ -265,7 +271,7 @@ static void gps_capture_around(struct vm_fault *vmf, struct gps_replica *r,
 	}
 	atomic64_add(new_twins, &gps_twin_pages);
 	atomic64_add(new_twins, &gps_devs[r->dev].stats.twin_pages);
-	atomic64_add(done, &gps_devs[view].stats.pages_captured);
+	atomic64_add(done, &gps_devs[dev].stats.pages_captured);
 }
 
 static vm_fault_t gps_page_mkwrite(struct vm_fault *vmf)
@@ -276,9 +282,10 @@ static vm_fault_t gps_page_mkwrite(struct vm_fault *vmf)
 	struct gps_gpage *gp;
 	unsigned long gidx;
 	unsigned int sub, lo, n = 0;
-	int view, owner;
+	int view, dev, owner;
 
 	gps_view_pos(a, vmf->pgoff, &view, &gidx, &sub);
+	dev = gps_view_dev(a, view);
 	gp = gps_gpage(a, gidx);
 retry:
 	down_read(&a->sub_sem);
@@ -296,7 +303,7 @@ retry:
 	}
 	lock_page(page);
 	if (READ_ONCE(a->tracking))
-		set_bit(view, &gp->touched_w);
+		set_bit(dev, &gp->touched_w);
 	if (hweight64(READ_ONCE(gp->subs)) < 2) {
 		/* One copy: nothing to publish, plain writable page. */
 		spin_lock(&gp->lock);
@@ -343,16 +350,21 @@ retry:
 		n = gps_window(vmf, a, sub, &lo);
 	spin_unlock(&gp->lock);
 	if (n > 1)
-		gps_capture_around(vmf, r, view, sub, lo, n);
+		gps_capture_around(vmf, r, dev, sub, lo, n);
 	up_read(&a->sub_sem);
 
 	if (twin)
 		put_page(twin);
-	if (owner != view)
-		atomic_long_or(BIT(owner), &gps_devs[view].remote_mask);
-	atomic64_inc(&gps_devs[view].stats.write_faults);
+	if (owner != dev)
+		atomic_long_or(BIT(owner), &gps_devs[dev].remote_mask);
+	/* the page is on owner's dirty list: a host fence fences owner */
+	if (view == gps_host_view()) {
+		atomic_long_or(BIT(owner), &a->ctx->host_dirty);
+		atomic64_inc(&gps_devs[dev].stats.host_write_faults);
+	}
+	atomic64_inc(&gps_devs[dev].stats.write_faults);
 	atomic64_inc(&a->write_faults);
-	trace_gps_write_fault(view, owner, a->handle, gidx, sub);
+	trace_gps_write_fault(dev, owner, a->handle, gidx, sub);
 	return VM_FAULT_LOCKED;
 
 out_sigbus:

@@ -77,7 +77,9 @@ static int gps_fence_one(struct gps_dev *dev, struct gps_fence_stats *st)
  * wrote into as non-subscribers (their stores sit on that owner's dirty
  * list).  The devices' links carry their pushes at the same time, so the
  * fence then waits once, for the link that finishes last, and pays the
- * link latency once if anything was pushed.
+ * link latency once if anything was pushed.  Stores through host views
+ * are in the home devices' replicas (or the nearest subscribers'), so a
+ * fence of those devices publishes them too.
  *
  * Return: 0, or -EINTR if a fatal signal arrived while waiting.
  */
@@ -108,6 +110,46 @@ int gps_fence_devices(u64 mask, struct gps_fence_stats *st)
 			st->pages_harvested, st->blocks_pushed,
 			st->bytes_pushed);
 	return 0;
+}
+
+/**
+ * gps_fence_host() - publish every store made before the call through the
+ *	host views of @ctx's allocations, and by the devices of @mask
+ * @ctx: the open file
+ * @mask: devices to fence too (may be empty)
+ * @st: statistics of the work done
+ *
+ * A host view is never kept writable, so every store through it since a
+ * harvest write-protected its page has faulted, and recorded in
+ * host_dirty the owner of the replica it went to (whose dirty list holds
+ * the page): those owners are the devices to fence, none when the host
+ * stored nothing.  Taking the record and fencing are one step under
+ * host_lock: a host fence that finds the record empty may not return
+ * while another one still publishes what it took.  @mask is fenced
+ * outside the lock, so that the ends of kernels on several devices do not
+ * wait for each other.
+ *
+ * Return: 0, or -EINTR if a fatal signal arrived while waiting (what was
+ * taken from the record goes back to it).
+ */
+int gps_fence_host(struct gps_ctx *ctx, u64 mask, struct gps_fence_stats *st)
+{
+	unsigned long host;
+	int ret = 0, d;
+
+	if (mutex_lock_killable(&ctx->host_lock))
+		return -EINTR;
+	host = atomic_long_xchg(&ctx->host_dirty, 0);
+	for_each_set_bit(d, &host, gps_nr_devs)
+		atomic64_inc(&gps_devs[d].stats.host_fences);
+	if (host)
+		ret = gps_fence_devices(host, st);
+	if (ret)
+		atomic_long_or(host, &ctx->host_dirty);
+	mutex_unlock(&ctx->host_lock);
+	if (!ret && mask)
+		ret = gps_fence_devices(mask, st);
+	return ret;
 }
 
 /**

@@ -232,23 +232,22 @@ static void gps_protect_range(struct address_space *mapping, pgoff_t pgoff,
  * is done: that takes every harvest_lock, the caller's too.  GPS page
  * lock held.
  */
-static unsigned long gps_views_of(struct gps_replica *r)
+static void gps_views_of(struct gps_replica *r, unsigned long *views)
 {
 	struct gps_gpage *gp = gps_gpage(r->alloc, r->gidx);
-	unsigned long views = READ_ONCE(r->mapped_views);
 	int v;
 
-	for_each_set_bit(v, &views, gps_nr_devs)
+	bitmap_copy(views, r->mapped_views, gps_nr_views());
+	for_each_set_bit(v, views, gps_nr_views())
 		if (gps_view_replica(r->alloc, gp, v) != r)
-			__clear_bit(v, &views);
-	return views;
+			__clear_bit(v, views);
 }
 
 /*
  * Write-protect small pages of @r: @own in the owner's view (none if
  * NULL), @others in the other @views.  Their pages locked.
  */
-static void gps_protect_views(struct gps_replica *r, unsigned long views,
+static void gps_protect_views(struct gps_replica *r, const unsigned long *views,
 			      const unsigned long *own,
 			      const unsigned long *others, bool zap)
 {
@@ -256,7 +255,7 @@ static void gps_protect_views(struct gps_replica *r, unsigned long views,
 	unsigned int s, e, nr = a->nr_sub;
 	int v;
 
-	for_each_set_bit(v, &views, gps_nr_devs) {
+	for_each_set_bit(v, views, gps_nr_views()) {
 		pgoff_t base = a->pgoff + v * a->stride + r->gidx * nr;
 		const unsigned long *pages = v == r->dev ? own : others;
 
@@ -296,11 +295,12 @@ static bool gps_write_protect(struct gps_replica *r, unsigned long *dirty,
 	unsigned int keep = READ_ONCE(gps_knobs.keep_writable_ms);
 	bool zap = READ_ONCE(a->tracking);
 	bool kept = IS_ENABLED(CONFIG_MAPPING_DIRTY_HELPERS) && keep && !zap;
-	unsigned long views, now = jiffies;
+	DECLARE_BITMAP(views, GPS_MAX_VIEWS);
+	unsigned long now = jiffies;
 
 	spin_lock(&gp->lock);
 	bitmap_copy(dirty, r->dirty, nr);
-	views = gps_views_of(r);
+	gps_views_of(r, views);
 	spin_unlock(&gp->lock);
 	bitmap_zero(expiring, nr);
 
@@ -408,14 +408,14 @@ static void gps_retire(struct gps_replica *r, const unsigned long *idle)
 {
 	struct gps_gpage *gp = gps_gpage(r->alloc, r->gidx);
 	unsigned int i, nr = r->alloc->nr_sub;
-	unsigned long views;
+	DECLARE_BITMAP(views, GPS_MAX_VIEWS);
 
 	for_each_set_bit(i, idle, nr)
 		lock_page(r->pages[i]);
 	spin_lock(&gp->lock);
 	bitmap_andnot(r->dirty, r->dirty, idle, nr);
 	bitmap_andnot(r->kept, r->kept, idle, nr);
-	views = gps_views_of(r);
+	gps_views_of(r, views);
 	spin_unlock(&gp->lock);
 	gps_protect_views(r, views, idle, idle, false);
 	spin_lock(&gp->lock);

@@ -27,7 +27,9 @@
  *           gps_dev.dirty_lock         (spinlock)
  *       gps_dev.link_lock              (spinlock, a leaf)
  *
- * Beside the tree: mmap_lock (or the VMA lock) -> gps_alloc.sub_sem ->
+ * Beside the tree: gps_ctx.host_lock -> gps_dev.harvest_lock: a host
+ * fence (gps_fence_host()), which nothing else nests in.
+ * mmap_lock (or the VMA lock) -> gps_alloc.sub_sem ->
  * page lock: the fault paths (sub_sem for reading; inside the page lock,
  * gps_gpage.lock -> gps_dev.dirty_lock as in the tree).  mmap_lock ->
  * gps_ctx.lock: gps_mmap(); gps_ctx.lock is a leaf, held only to look up,
@@ -128,6 +130,9 @@ static inline struct gps_qentry *gps_queue_nth(const struct gps_queue *q,
 	return q->ring[i >= q->capacity ? i - q->capacity : i];
 }
 
+/* Every device's view, then the host view (gps_host_view()). */
+#define GPS_MAX_VIEWS		(GPS_MAX_DEVICES + 1)
+
 /* Values a fence reports back. */
 struct gps_fence_stats {
 	u64 pages_harvested;
@@ -149,6 +154,8 @@ struct gps_dev_stats {
 	atomic64_t blocks_pushed_early;	/* by the thread or the watermark */
 	atomic64_t blocks_bulk;		/* pushed by page, past the queue */
 	atomic64_t fences;
+	atomic64_t host_write_faults;	/* through the host view, as home */
+	atomic64_t host_fences;		/* fences for stores of host views */
 	atomic64_t harvest_ns;
 	atomic64_t protect_ns;		/* of harvest_ns: write-protecting */
 	atomic64_t fence_ns;		/* fences of this device, waits in */
@@ -258,6 +265,8 @@ struct gps_ctx {
 	struct xarray allocs;		/* handle -> struct gps_alloc */
 	struct address_space *mapping;	/* of the file: views live here */
 	bool tracking;			/* between GPS_TRACK_START and STOP */
+	struct mutex host_lock;		/* one host fence at a time */
+	atomic_long_t host_dirty;	/* owners of replicas host views wrote */
 };
 
 struct gps_replica {
@@ -269,7 +278,7 @@ struct gps_replica {
 	struct gps_alloc *alloc;
 	unsigned long gidx;		/* GPS page index */
 	int dev;			/* owner device */
-	unsigned long mapped_views;	/* views that may map these pages */
+	DECLARE_BITMAP(mapped_views, GPS_MAX_VIEWS); /* may map these pages */
 	bool narrow;			/* new, or one page written last */
 	unsigned long *dirty;		/* small pages writable since harvest */
 	unsigned long *seen;		/* jiffies | 1 a harvest saw a store */
@@ -357,6 +366,27 @@ extern unsigned int gps_nr_devs;
 extern atomic64_t gps_nr_allocs;
 extern atomic64_t gps_replica_pages;
 extern atomic64_t gps_twin_pages;
+
+/*
+ * Views: one per device, then the host view, which loads and stores as
+ * the home device's but is never kept writable, so that its write faults
+ * tell host fences whose replicas the host wrote (gps_fence_host()).
+ */
+static inline unsigned int gps_nr_views(void)
+{
+	return gps_nr_devs + 1;
+}
+
+static inline int gps_host_view(void)
+{
+	return gps_nr_devs;
+}
+
+/* The device that @view loads and stores as. */
+static inline int gps_view_dev(const struct gps_alloc *a, int view)
+{
+	return view < gps_nr_devs ? view : a->home;
+}
 
 static inline struct gps_gpage *gps_gpage(struct gps_alloc *a, unsigned long i)
 {
@@ -486,6 +516,7 @@ void gps_threads_quiesce(void);
 /* gps_fence.c: fences, and work on every device at once */
 int gps_fence(int device, struct gps_fence_stats *st);
 int gps_fence_devices(u64 mask, struct gps_fence_stats *st);
+int gps_fence_host(struct gps_ctx *ctx, u64 mask, struct gps_fence_stats *st);
 int gps_lock_all(bool killable);
 void gps_unlock_all(void);
 void gps_drain_all_locked(struct gps_fence_stats *st);

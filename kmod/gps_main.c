@@ -75,6 +75,8 @@ static int gps_open(struct inode *inode, struct file *file)
 	if (!ctx)
 		return -ENOMEM;
 	mutex_init(&ctx->lock);
+	mutex_init(&ctx->host_lock);
+	atomic_long_set(&ctx->host_dirty, 0);
 	xa_init(&ctx->allocs);
 	ctx->mapping = file->f_mapping;
 	file->private_data = ctx;
@@ -91,6 +93,7 @@ static int gps_release(struct inode *inode, struct file *file)
 	xa_for_each(&ctx->allocs, idx, a)
 		gps_alloc_free(ctx, idx);
 	xa_destroy(&ctx->allocs);
+	mutex_destroy(&ctx->host_lock);
 	mutex_destroy(&ctx->lock);
 	kfree(ctx);
 	return 0;
@@ -185,20 +188,39 @@ static int gps_ioc_advise(struct gps_ctx *ctx, void *data)
 	return gps_advise(ctx, args);
 }
 
-/* The devices a fence request names, as a mask; 0 if it is malformed. */
-static u64 gps_fence_target(u32 device, u32 flags, u64 mask)
+/*
+ * The devices a fence request names, in *@out; -EINVAL if it is
+ * malformed.  A host fence (GPS_FENCE_HOST) may name none.
+ */
+static int gps_fence_target(u32 device, u32 flags, u64 mask, u64 *out)
 {
 	u64 all = gps_nr_devs == 64 ? ~0ULL : BIT_ULL(gps_nr_devs) - 1;
 
+	*out = 0;
 	if (flags & ~GPS_FENCE_FLAGS)
+		return -EINVAL;
+	if (flags & GPS_FENCE_MASK) {
+		if (device || (mask & ~all) ||
+		    (!mask && !(flags & GPS_FENCE_HOST)))
+			return -EINVAL;
+		*out = mask;
 		return 0;
-	if (flags & GPS_FENCE_MASK)
-		return device || (mask & ~all) ? 0 : mask;
-	if (mask)
-		return 0;
+	}
+	if (mask || (flags & GPS_FENCE_HOST))
+		return -EINVAL;
 	if (device == GPS_FENCE_ALL)
-		return all;
-	return device < gps_nr_devs ? BIT_ULL(device) : 0;
+		*out = all;
+	else if (device < gps_nr_devs)
+		*out = BIT_ULL(device);
+	return *out ? 0 : -EINVAL;
+}
+
+static int gps_fence_request(struct gps_ctx *ctx, u32 flags, u64 mask,
+			     struct gps_fence_stats *st)
+{
+	if (flags & GPS_FENCE_HOST)
+		return gps_fence_host(ctx, mask, st);
+	return gps_fence_devices(mask, st);
 }
 
 static int gps_ioc_fence(struct gps_ctx *ctx, void *data)
@@ -210,10 +232,11 @@ static int gps_ioc_fence(struct gps_ctx *ctx, void *data)
 
 	if (!gps_reserved_zero(args))
 		return -EINVAL;
-	mask = gps_fence_target(args->device, args->flags, args->device_mask);
-	if (!mask)
-		return -EINVAL;
-	ret = gps_fence_devices(mask, &st);
+	ret = gps_fence_target(args->device, args->flags, args->device_mask,
+			       &mask);
+	if (ret)
+		return ret;
+	ret = gps_fence_request(ctx, args->flags, mask, &st);
 	args->pages_harvested = st.pages_harvested;
 	args->blocks_pushed = st.blocks_pushed;
 	args->bytes_pushed = st.bytes_pushed;
@@ -365,6 +388,8 @@ static long gps_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 struct gps_async_fence {
 	struct work_struct work;
 	struct io_uring_cmd *cmd;
+	struct gps_ctx *ctx;		/* the request holds the file */
+	u32 flags;
 	u64 mask;
 };
 
@@ -386,7 +411,7 @@ static void gps_async_fence_work(struct work_struct *work)
 	struct gps_uring_pdu *pdu = (struct gps_uring_pdu *)af->cmd->pdu;
 	struct gps_fence_stats st = {};
 
-	pdu->ret = gps_fence_devices(af->mask, &st);
+	pdu->ret = gps_fence_request(af->ctx, af->flags, af->mask, &st);
 	io_uring_cmd_complete_in_task(af->cmd, gps_uring_complete);
 	kfree(af);
 }
@@ -405,8 +430,7 @@ static int gps_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 #else
 	memcpy(&in, cmd->cmd, sizeof(in));
 #endif
-	mask = gps_fence_target(in.device, in.flags, in.device_mask);
-	if (!mask)
+	if (gps_fence_target(in.device, in.flags, in.device_mask, &mask))
 		return -EINVAL;
 	if (gps_should_fail(GPS_FAIL_ASYNC_FENCE))
 		return -ENOMEM;
@@ -415,6 +439,8 @@ static int gps_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 		return -ENOMEM;
 	INIT_WORK(&af->work, gps_async_fence_work);
 	af->cmd = cmd;
+	af->ctx = cmd->file->private_data;
+	af->flags = in.flags;
 	af->mask = mask;
 	queue_work(gps_wq, &af->work);
 	return -EIOCBQUEUED;

@@ -180,30 +180,30 @@ void gps_replica_free(struct gps_replica *r)
  * gps_view_replica() - the replica that @view maps for a GPS page
  * @a: the allocation
  * @gp: the GPS page
- * @view: device whose view faults
+ * @view: a device's view, or the host view (the home device's target)
  *
  * Caller holds sub_sem (either side), every harvest_lock, or @gp->lock
  * (rep[] changes under it too).
  *
- * Return: @view's own replica if it subscribes, else the nearest one (by
- * node distance), or NULL if the page has none.
+ * Return: the view's device's own replica if it subscribes, else the
+ * nearest one (by node distance), or NULL if the page has none.
  */
 struct gps_replica *gps_view_replica(struct gps_alloc *a, struct gps_gpage *gp,
 				     int view)
 {
-	int best = -1, best_dist = INT_MAX, d;
+	int best = -1, best_dist = INT_MAX, dev = gps_view_dev(a, view), d;
 
 	lockdep_assert(lockdep_is_held(&a->sub_sem) ||
 		       lockdep_is_held(&gps_devs[0].harvest_lock) ||
 		       lockdep_is_held(&gp->lock));
-	if (gp->rep[view])
-		return gp->rep[view];
+	if (gp->rep[dev])
+		return gp->rep[dev];
 	for (d = 0; d < gps_nr_devs; d++) {
 		int dist;
 
 		if (!gp->rep[d])
 			continue;
-		dist = node_distance(gps_devs[view].nid, gps_devs[d].nid);
+		dist = node_distance(gps_devs[dev].nid, gps_devs[d].nid);
 		if (dist < best_dist) {
 			best = d;
 			best_dist = dist;
@@ -218,7 +218,7 @@ static void gps_zap_range(struct gps_alloc *a, unsigned long first,
 	struct address_space *mapping = a->ctx->mapping;
 	int v;
 
-	for (v = 0; v < gps_nr_devs; v++) {
+	for (v = 0; v < gps_nr_views(); v++) {
 		pgoff_t start = a->pgoff + v * a->stride + first * a->nr_sub;
 
 		unmap_mapping_range(mapping, (loff_t)start << PAGE_SHIFT,

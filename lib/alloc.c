@@ -45,7 +45,7 @@ static gpsError_t gpsu_alloc_driver(void **ptr, size_t size,
 		free(a);
 		return err;
 	}
-	a->base = a->views[home];
+	a->base = a->host ? a->host : a->views[home];
 	err = gpsu_range_insert(a);
 	if (err) {
 		gpsu_engine_free(a);
@@ -273,7 +273,7 @@ GPSU_API gpsError_t gpsPointerGetAttributes(gpsPointerAttributes *attr,
 		return gpsSuccess;
 	attr->type = types[a->kind];
 	attr->device = a->home;
-	attr->viewDevice = d;
+	attr->viewDevice = a->host && (char *)ptr - off == a->host ? -1 : d;
 	attr->base = a->base;
 	attr->size = a->size;
 	attr->gpsPageSize = a->page_size;

@@ -4,11 +4,10 @@
  * and the io_uring fence (GPS_URING_CMD_FENCE). Nothing else in libgpsu
  * talks to the driver (engine.h).
  *
- * Fences: wherever a set of devices is fenced the driver is asked once,
- * with GPS_FENCE_MASK. A driver older than the flag answers EINVAL (to
- * the ioctl) or -EINVAL (in the CQE); from then on the set is fenced
- * device by device. A driver without uring_cmd support, or a kernel
- * without io_uring, gets ioctl fences.
+ * Fences: wherever a set of devices (and the host views) is fenced the
+ * driver is asked once, with GPS_FENCE_MASK (and GPS_FENCE_HOST). A driver
+ * without uring_cmd support, or a kernel without io_uring, gets ioctl
+ * fences.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -30,8 +29,6 @@
 static int gpsu_fd = -1;	/* /dev/gps, set up by gpsu_engine_open */
 static int gpsu_ndev;		/* devices the driver reported */
 static size_t gpsu_page_size;	/* the driver's default GPS page size */
-/* Set once a driver refused GPS_FENCE_MASK: fence device by device. */
-static int gpsu_no_fence_mask;
 
 /* GPSU_DEVICE overrides the device path (tests point it elsewhere). */
 static const char *gpsu_dev_path(void)
@@ -112,6 +109,14 @@ static void gpsu_engine_unmap(struct gpsu_alloc *a)
 	for (d = 0; d < GPS_MAX_DEVICES; d++)
 		if (a->views[d])
 			munmap(a->views[d], a->map_size);
+	if (a->host)
+		munmap(a->host, a->map_size);
+}
+
+static void *gpsu_engine_map(const struct gpsu_alloc *a, uint64_t offset)
+{
+	return mmap(NULL, a->map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    gpsu_fd, (off_t)offset);
 }
 
 static int gpsu_engine_free_handle(uint64_t handle)
@@ -147,21 +152,32 @@ int gpsu_engine_alloc(struct gpsu_alloc *a, unsigned int page_size)
 	first = gpsu_has_views(a) ? 0 : a->home;
 	last = gpsu_has_views(a) ? gpsu_ndev - 1 : a->home;
 	for (d = first; d <= last; d++) {
-		void *v = mmap(NULL, a->map_size, PROT_READ | PROT_WRITE,
-			       MAP_SHARED, gpsu_fd,
-			       (off_t)(args.offset + d * args.view_stride));
+		void *v = gpsu_engine_map(a, args.offset + d * args.view_stride);
 
-		if (v == MAP_FAILED) {
-			gpsu_engine_unmap(a);
-			gpsu_engine_free_handle(a->handle);
-			memset(a->views, 0, sizeof(a->views));
-			a->nviews = 0;
-			return ENOMEM;
-		}
+		if (v == MAP_FAILED)
+			goto err_unmap;
 		a->views[d] = v;
 		a->nviews = d + 1;
 	}
+	/* GPS: the host view, after the devices' (UM: one copy, nothing to
+	 * publish; the home's view serves) */
+	if (a->kind == GPSU_KIND_GPS) {
+		void *v = gpsu_engine_map(a, args.offset +
+					     gpsu_ndev * args.view_stride);
+
+		if (v == MAP_FAILED)
+			goto err_unmap;
+		a->host = v;
+	}
 	return 0;
+
+err_unmap:
+	gpsu_engine_unmap(a);
+	gpsu_engine_free_handle(a->handle);
+	memset(a->views, 0, sizeof(a->views));
+	a->host = NULL;
+	a->nviews = 0;
+	return ENOMEM;
 }
 
 int gpsu_engine_free(struct gpsu_alloc *a)
@@ -285,16 +301,6 @@ static void gpsu_debug_fallback(const char *why, int err)
 			strerror(err));
 }
 
-static bool gpsu_fence_mask_ok(void)
-{
-	return !__atomic_load_n(&gpsu_no_fence_mask, __ATOMIC_RELAXED);
-}
-
-static void gpsu_fence_mask_refused(void)
-{
-	__atomic_store_n(&gpsu_no_fence_mask, 1, __ATOMIC_RELAXED);
-}
-
 static void gpsu_first_err(int *err, int e)
 {
 	if (e && !*err)
@@ -310,33 +316,19 @@ int gpsu_engine_fence(int device)
 	return gpsu_ioctl(GPS_IOC_FENCE, &f);
 }
 
-/*
- * One GPS_FENCE_MASK call, or one call per device with a driver older
- * than the flag (it answers EINVAL to a flag, which a valid mask of
- * existing devices never gets from a newer one).
- */
-int gpsu_engine_fence_mask(uint64_t mask)
+/* One GPS_FENCE_MASK call; with @host, GPS_FENCE_HOST too. */
+int gpsu_engine_fence_mask(uint64_t mask, bool host)
 {
 	struct gps_fence_args f;
-	int d, ret, err = 0;
 
 	if (gpsu_ndev < 64)
 		mask &= (1ULL << gpsu_ndev) - 1;
-	if (!mask)
+	if (!mask && !host)
 		return 0;
-	if (mask & (mask - 1) && gpsu_fence_mask_ok()) {
-		memset(&f, 0, sizeof(f));
-		f.flags = GPS_FENCE_MASK;
-		f.device_mask = mask;
-		ret = gpsu_ioctl(GPS_IOC_FENCE, &f);
-		if (ret != EINVAL)
-			return ret;
-		gpsu_fence_mask_refused();
-	}
-	for (d = 0; d < gpsu_ndev; d++)
-		if (mask & (1ULL << d))
-			gpsu_first_err(&err, gpsu_engine_fence(d));
-	return err;
+	memset(&f, 0, sizeof(f));
+	f.flags = GPS_FENCE_MASK | (host ? GPS_FENCE_HOST : 0);
+	f.device_mask = mask;
+	return gpsu_ioctl(GPS_IOC_FENCE, &f);
 }
 
 /* ---- asynchronous fences: io_uring ------------------------------------ */
@@ -345,6 +337,11 @@ struct gpsu_engine_ring {
 	struct io_uring ring;
 	bool ok;		/* usable; false once it broke or was refused */
 	unsigned int pending;	/* fences submitted, not reaped */
+	uint32_t busy;		/* slots in flight, one bit each */
+	struct {
+		uint64_t mask;	/* the devices it fences */
+		bool host;	/* and the host (GPS_FENCE_HOST) */
+	} slot[GPSU_RING_ENTRIES];	/* indexed by user_data */
 };
 
 struct gpsu_engine_ring *gpsu_engine_ring_new(void)
@@ -385,6 +382,7 @@ static void gpsu_ring_reap(struct gpsu_engine_ring *r, int *err)
 	struct io_uring_cqe *cqe;
 	uint64_t mask;
 	int ret, res;
+	bool host;
 
 	while (r->pending) {
 		ret = io_uring_wait_cqe(&r->ring, &cqe);
@@ -398,25 +396,22 @@ static void gpsu_ring_reap(struct gpsu_engine_ring *r, int *err)
 			break;
 		}
 		res = cqe->res;
-		mask = cqe->user_data;	/* the devices it fenced */
+		mask = r->slot[cqe->user_data].mask;
+		host = r->slot[cqe->user_data].host;
+		r->busy &= ~(1U << cqe->user_data);
 		io_uring_cqe_seen(&r->ring, cqe);
 		r->pending--;
-		if (res == -EINVAL && (mask & (mask - 1))) {
-			/* a driver older than GPS_FENCE_MASK: per device */
-			gpsu_debug_fallback("mask fence refused", -res);
-			gpsu_fence_mask_refused();
-			gpsu_first_err(err, gpsu_engine_fence_mask(mask));
-		} else if (res == -EOPNOTSUPP || res == -ENOTTY ||
-			   res == -EINVAL) {
+		if (res == -EOPNOTSUPP || res == -ENOTTY || res == -EINVAL) {
 			/* no uring_cmd in this driver: ioctl from now on */
 			gpsu_debug_fallback("uring fence refused", -res);
 			r->ok = false;
-			gpsu_first_err(err, gpsu_engine_fence_mask(mask));
+			gpsu_first_err(err, gpsu_engine_fence_mask(mask, host));
 		} else if (res < 0) {
 			gpsu_first_err(err, -res);
 		}
 	}
 	r->pending = 0;
+	r->busy = 0;
 }
 
 int gpsu_engine_ring_reap(struct gpsu_engine_ring *r)
@@ -434,6 +429,7 @@ static bool gpsu_ring_submit(struct gpsu_engine_ring *r,
 			     int *err)
 {
 	struct io_uring_sqe *sqe;
+	unsigned int i;
 
 	/* never more in flight than the completion ring holds */
 	if (r->pending >= GPSU_RING_ENTRIES)
@@ -452,45 +448,38 @@ static bool gpsu_ring_submit(struct gpsu_engine_ring *r,
 	/* the 16-byte cmd area starts at addr3 in a 64-byte SQE */
 	memcpy((char *)sqe + offsetof(struct io_uring_sqe, addr3), f,
 	       sizeof(*f));
-	sqe->user_data = mask;
+	/* a free slot: fewer than GPSU_RING_ENTRIES are in flight */
+	i = (unsigned int)__builtin_ctz(~r->busy);
+	r->slot[i].mask = mask;
+	r->slot[i].host = f->flags & GPS_FENCE_HOST;
+	sqe->user_data = i;
 	if (io_uring_submit(&r->ring) < 0) {
 		gpsu_debug_fallback("io_uring submit failed", errno);
 		r->ok = false;
 		return false;
 	}
+	r->busy |= 1U << i;
 	r->pending++;
 	return true;
 }
 
-/*
- * Asynchronous when possible: one GPS_FENCE_MASK command for the whole
- * set, or one command per device with a driver older than the flag.
- */
-int gpsu_engine_fence_async(struct gpsu_engine_ring *r, uint64_t mask)
+/* Asynchronous when possible: one GPS_FENCE_MASK command for the set. */
+int gpsu_engine_fence_async(struct gpsu_engine_ring *r, uint64_t mask,
+			    bool host)
 {
 	struct gps_uring_fence f;
-	int d, err = 0;
+	int err = 0;
 
-	if (!mask)
+	if (gpsu_ndev < 64)
+		mask &= (1ULL << gpsu_ndev) - 1;
+	if (!mask && !host)
 		return 0;
 	if (!r || !r->ok)
-		return gpsu_engine_fence_mask(mask);
-	if ((mask & (mask - 1)) && gpsu_fence_mask_ok()) {
-		memset(&f, 0, sizeof(f));
-		f.flags = GPS_FENCE_MASK;
-		f.device_mask = mask;
-		if (!gpsu_ring_submit(r, &f, mask, &err))
-			gpsu_first_err(&err, gpsu_engine_fence_mask(mask));
-		return err;
-	}
-	for (d = 0; d < gpsu_ndev; d++) {
-		if (!(mask & (1ULL << d)))
-			continue;
-		memset(&f, 0, sizeof(f));
-		f.device = (unsigned int)d;
-		if (!r->ok || !gpsu_ring_submit(r, &f, 1ULL << d, &err))
-			gpsu_first_err(&err,
-				       gpsu_engine_fence_mask(1ULL << d));
-	}
+		return gpsu_engine_fence_mask(mask, host);
+	memset(&f, 0, sizeof(f));
+	f.flags = GPS_FENCE_MASK | (host ? GPS_FENCE_HOST : 0);
+	f.device_mask = mask;
+	if (!gpsu_ring_submit(r, &f, mask, &err))
+		gpsu_first_err(&err, gpsu_engine_fence_mask(mask, host));
 	return err;
 }

@@ -27,8 +27,9 @@ int gpsu_engine_device_info(int device, struct gps_device_args *info);
 /*
  * Creates the allocation of @a (in: kind GPS or CONV, size, flags, home)
  * with the page size @page_size (0: the default) and maps its views (GPS:
- * every device's, CONV: the home's); fills handle, map_size, page_size,
- * views and nviews. On failure nothing is left.
+ * every device's and the host's, UM: every device's, CONV: the home's);
+ * fills handle, map_size, page_size, views, host and nviews. On failure
+ * nothing is left.
  */
 int gpsu_engine_alloc(struct gpsu_alloc *a, unsigned int page_size);
 /* Unmaps the views of @a, then frees it. */
@@ -51,10 +52,17 @@ int gpsu_engine_query(const struct gpsu_alloc *a, size_t first,
 /* Automatic subscription: START or STOP (ENOTTY: not supported). */
 int gpsu_engine_track(bool start);
 
-/* Releases: publishes the stores of @device (-1: of every device). */
+/*
+ * Releases: publishes the stores of @device (-1: of every device, and
+ * so of the host views too).
+ */
 int gpsu_engine_fence(int device);
-/* Every device of @mask, in one call when the engine can. */
-int gpsu_engine_fence_mask(uint64_t mask);
+/*
+ * Every device of @mask, in one call when the engine can; with @host
+ * (@mask may be 0) also every store made through host views, in the same
+ * call (which returns at once when there was none).
+ */
+int gpsu_engine_fence_mask(uint64_t mask, bool host);
 
 /*
  * Asynchronous fences, one ring per thread that issues them (a stream's
@@ -64,9 +72,11 @@ int gpsu_engine_fence_mask(uint64_t mask);
 struct gpsu_engine_ring;
 struct gpsu_engine_ring *gpsu_engine_ring_new(void);
 void gpsu_engine_ring_free(struct gpsu_engine_ring *r);
-/* Fences every device of @mask; returns the first error of the fences
- * and reaps done meanwhile (those still in flight report at the reap). */
-int gpsu_engine_fence_async(struct gpsu_engine_ring *r, uint64_t mask);
+/* Fences every device of @mask, and with @host the host views; returns
+ * the first error of the fences and reaps done meanwhile (those still in
+ * flight report at the reap). */
+int gpsu_engine_fence_async(struct gpsu_engine_ring *r, uint64_t mask,
+			    bool host);
 /* Waits for every fence in flight; the first error of any. */
 int gpsu_engine_ring_reap(struct gpsu_engine_ring *r);
 unsigned int gpsu_engine_ring_pending(const struct gpsu_engine_ring *r);

@@ -74,6 +74,9 @@ struct gpsu_alloc {
 	int nviews;		/* number of mapped views */
 	char *base;		/* the pointer handed out */
 	char *views[GPS_MAX_DEVICES];
+	/* GPS: the host view, handed out: loads and stores as the home's,
+	 * published by host fences */
+	char *host;
 	/* GPS: bit g set once GPS page g was collapsed for system scope
 	 * (allocated at the first one, installed with a CAS, bits set and
 	 * cleared atomically; a subscribe clears the bits of its range) */

@@ -7,8 +7,9 @@
  *
  * Argument blocks are copied at launch; listed (or scanned) GPS pointers
  * are rewritten to the launching device's view so that loads hit local
- * replicas. A pointer left untranslated still works: it names the home
- * device's view, whose loads may be remote (slower, never wrong).
+ * replicas. A pointer left untranslated still works: it names the host
+ * view, which maps what the home device's view maps; its loads may be
+ * remote (slower, never wrong).
  */
 #define _GNU_SOURCE
 #include <stdio.h>

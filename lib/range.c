@@ -4,8 +4,9 @@
  *
  * Every allocation is entered in one sorted index of address ranges, one
  * range per mapped view, so that any pointer into any view is recognised.
- * The pointer handed out for a GPS allocation is its home device's view;
- * host code using it behaves as the home device would.
+ * The pointer handed out for a GPS allocation is its host view, which
+ * loads and stores as the home device's view does, so its range names the
+ * home device; host fences publish what is stored through it.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -106,6 +107,9 @@ gpsError_t gpsu_range_insert(struct gpsu_alloc *a)
 			if (gpsu_range_add((uintptr_t)a->views[d], a->map_size,
 					   a, d))
 				goto err_nomem;
+		if (a->host && gpsu_range_add((uintptr_t)a->host, a->map_size,
+					      a, a->home))
+			goto err_nomem;
 		/* one copy of UM needs no publishing */
 		if (a->kind == GPSU_KIND_GPS)
 			gpsu_ranges.host_mask |= 1ULL << a->home;

@@ -112,15 +112,17 @@ static void gpsu_stream_drain(struct gpsStream *s)
 }
 
 /*
- * Host stores through GPS pointers are the home devices' stores: publish
- * them before a kernel of another device may read them.  Only the stores
- * made before the kernel's launch call need to be (later ones race with
- * it), so one fence of every home device that starts after that call
- * serves every kernel launched by then: launches take a ticket, a fence
- * notes the last ticket given out when it starts, and a worker whose
- * ticket is covered, or will be by the fence running, needs none of its
- * own.  With GPSU_NO_HOST_COMBINE=1 every kernel fences alone (for
- * comparisons).
+ * Host stores through GPS pointers (host views) land in the home devices'
+ * replicas: publish them, with a host fence, before a kernel of another
+ * device may read them.  The engine knows whether the host stored at all
+ * since the last one, and returns at once if not, without touching a
+ * home device whose own kernel runs.  Only the stores made before the
+ * kernel's launch call need to be published (later ones race with it),
+ * so one host fence that starts after that call serves every kernel
+ * launched by then: launches take a ticket, a fence notes the last ticket
+ * given out when it starts, and a worker whose ticket is covered, or will
+ * be by the fence running, needs none of its own.  With
+ * GPSU_NO_HOST_COMBINE=1 every kernel fences alone (for comparisons).
  */
 static struct {
 	pthread_mutex_t lock;
@@ -141,15 +143,16 @@ static uint64_t gpsu_host_ticket(void)
 static void gpsu_host_release(struct gpsStream *s, int device,
 			      uint64_t ticket)
 {
-	uint64_t mask = gpsu_range_host_mask(), start;
+	uint64_t start;
 	int ret = 0;
 
-	if (!(mask & ~(1ULL << device)))
+	/* the kernel's device maps the replicas host views store into */
+	if (!(gpsu_range_host_mask() & ~(1ULL << device)))
 		return;
 	pthread_mutex_lock(&gpsu_hr.lock);
 	if (gpsu_env_switch("GPSU_NO_HOST_COMBINE", &gpsu_hr.alone)) {
 		pthread_mutex_unlock(&gpsu_hr.lock);
-		if (gpsu_engine_fence_mask(mask & ~(1ULL << device)))
+		if (gpsu_engine_fence_mask(0, true))
 			gpsu_stream_error(s, gpsErrorLaunchFailure);
 		return;
 	}
@@ -162,7 +165,7 @@ static void gpsu_host_release(struct gpsStream *s, int device,
 		start = __atomic_load_n(&gpsu_hr.launches, __ATOMIC_SEQ_CST);
 		gpsu_hr.running = true;
 		pthread_mutex_unlock(&gpsu_hr.lock);
-		ret = gpsu_engine_fence_mask(gpsu_range_host_mask());
+		ret = gpsu_engine_fence_mask(0, true);
 		pthread_mutex_lock(&gpsu_hr.lock);
 		gpsu_hr.running = false;
 		if (!ret && start > gpsu_hr.covered)
@@ -175,19 +178,16 @@ static void gpsu_host_release(struct gpsStream *s, int device,
 }
 
 /*
- * The release that ends a kernel on @device: that device, and the home
- * devices of GPS memory, whose views untranslated pointers name (a kernel
- * storing through one publishes through the home device), or @device
- * alone for a kernel launched with gpsArgsLocalStores. One fence of the
- * whole set, reaped before the stream's next memory operation.
+ * The release that ends a kernel on @device: that device, and the host
+ * views, which untranslated pointers name (a kernel may store through
+ * one), or @device alone for a kernel launched with gpsArgsLocalStores.
+ * One fence, reaped before the stream's next memory operation.
  */
 static void gpsu_kernel_release(struct gpsStream *s, int device,
 				bool local_stores)
 {
-	uint64_t mask = (local_stores ? 0 : gpsu_range_host_mask()) |
-			1ULL << device;
-
-	gpsu_stream_fenced(s, gpsu_engine_fence_async(s->ring, mask));
+	gpsu_stream_fenced(s, gpsu_engine_fence_async(s->ring, 1ULL << device,
+						      !local_stores));
 }
 
 static void gpsu_exec(struct gpsStream *s, struct gpsu_op *op)
@@ -545,16 +545,15 @@ static gpsError_t gpsu_wait_streams(int device, bool consume)
 
 /*
  * Waits for the streams of @device; with @fence, then fences the device
- * and the home devices of GPS memory (host stores through GPS pointers are
- * theirs) in one call.
+ * and the host views (stores through GPS pointers as handed out) in one
+ * call.
  */
 gpsError_t gpsu_sync_device(int device, bool fence)
 {
 	gpsError_t err = gpsu_wait_streams(device, fence);
 
 	if (fence) {
-		int e = gpsu_engine_fence_mask(gpsu_range_host_mask() |
-					       1ULL << device);
+		int e = gpsu_engine_fence_mask(1ULL << device, true);
 
 		if (e && !err)
 			err = gpsErrorLaunchFailure;

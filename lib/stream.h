@@ -27,7 +27,7 @@ gpsError_t gpsu_stream_prefetch(struct gpsStream *s, const void *p,
 
 /*
  * Waits for the streams of @device; with @fence, then fences the device
- * and the home devices of GPS memory.
+ * and the host views.
  */
 gpsError_t gpsu_sync_device(int device, bool fence);
 /* Waits for all work of all devices; errors stay for their synchronize. */

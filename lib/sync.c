@@ -6,12 +6,12 @@
  * threads sleep on a futex.
  *
  * Both are releases. A thread's stores may have gone through any view:
- * its device's (translated pointers), a home device's (a GPS pointer as
+ * its device's (translated pointers), a host view (a GPS pointer as
  * gpsMallocGPS returned it, untranslated) or another device's
  * (gpsDevicePtr on that device). gpsThreadFenceSystem fences every device
- * (GPS_FENCE_ALL), which covers them all; gpsBarrierWait fences what the
- * end of a kernel fences, the caller's device and the home devices of GPS
- * memory, in one GPS_FENCE_MASK call.
+ * (GPS_FENCE_ALL), which covers them all (host views store into the home
+ * devices' replicas); gpsBarrierWait fences what the end of a kernel
+ * fences, the caller's device and the host views, in one call.
  */
 #define _GNU_SOURCE
 #include <linux/futex.h>
@@ -166,13 +166,12 @@ GPSU_API gpsError_t gpsBarrierWait(gpsBarrier_t barrier)
 	st = b->st;
 	/*
 	 * Release, as at the end of a kernel: the caller's device and the
-	 * home devices of GPS memory (stores through untranslated pointers
-	 * are theirs) publish everything stored before the arrival. A failed
+	 * host views (stores through untranslated pointers) publish
+	 * everything stored before the arrival. A failed
 	 * fence still arrives (the others would wait forever) and is
 	 * reported.
 	 */
-	if (gpsu_engine_fence_mask(gpsu_range_host_mask() |
-				   1ULL << gpsu_cur_device()))
+	if (gpsu_engine_fence_mask(1ULL << gpsu_cur_device(), true))
 		err = gpsErrorLaunchFailure;
 	gen = __atomic_load_n(&st->generation, __ATOMIC_ACQUIRE);
 	if (__atomic_add_fetch(&st->arrived, 1, __ATOMIC_ACQ_REL) ==

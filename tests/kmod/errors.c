@@ -307,18 +307,26 @@ TEST_F(errors, mmap_outside_own_views)
 	/* Another open's allocation, through this open, and vice versa. */
 	ASSERT_MMAP_EINVAL(self->fd, PS, x.args.offset);
 	ASSERT_MMAP_EINVAL(other, PS, off);
-	/* Across the end of a view (into the next one, or past the last). */
+	/* Across the end of a view (into the next one, the last device's
+	 * into the host view, or past the host view, the last). */
 	ASSERT_MMAP_EINVAL(self->fd, 2 * PS, off + stride - PS);
 	ASSERT_MMAP_EINVAL(self->fd, stride + PS, off);
 	ASSERT_MMAP_EINVAL(self->fd, 2 * PS,
 			   off + self->nr * stride - PS);
+	ASSERT_MMAP_EINVAL(self->fd, 2 * PS,
+			   off + (self->nr + 1) * stride - PS);
 	/* Past the end of the allocation, and before anything. */
-	ASSERT_MMAP_EINVAL(self->fd, PS, off + self->nr * stride);
+	ASSERT_MMAP_EINVAL(self->fd, PS, off + (self->nr + 1) * stride);
 	ASSERT_MMAP_EINVAL(self->fd, PS, 0);
 #undef ASSERT_MMAP_EINVAL
-	/* One page inside the last view is fine. */
+	/* One page inside the last device's view, and the host view, is
+	 * fine. */
 	p = mmap(NULL, PS, PROT_READ, MAP_SHARED, self->fd,
 		 off + (self->nr - 1) * stride + 3 * PS);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, munmap(p, PS));
+	p = mmap(NULL, PS, PROT_READ, MAP_SHARED, self->fd,
+		 off + self->nr * stride + 3 * PS);
 	ASSERT_NE(MAP_FAILED, p);
 	ASSERT_EQ(0, munmap(p, PS));
 	ASSERT_EQ(0, gps_free(other, &x));

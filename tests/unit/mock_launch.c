@@ -156,7 +156,7 @@ static void xl_kernel(void *p)
 TEST_F(launch, translation)
 {
 	struct xl_args a;
-	unsigned long fences0;
+	unsigned long hosts0;
 	char *g;
 	void **seen;
 
@@ -167,15 +167,17 @@ TEST_F(launch, translation)
 	a.n = 5;
 	a.scanned = g + 3;
 	a.seen = seen;
-	fences0 = mock_fences[0];
+	/* handed out: the host view, no device's */
+	ASSERT_NE((void *)g, gpsDevicePtr(g));
+	hosts0 = mock_host_fences;
 	ASSERT_EQ(gpsSuccess, gpsSetDevice(1));
 	ASSERT_EQ(gpsSuccess, gpsLaunchKernel(xl_kernel, gpsDim(1, 1, 1),
 			gpsDim(1, 1, 1),
 			GPS_ARGS(&a, GPS_PTR(struct xl_args, listed)), NULL));
 	ASSERT_EQ(gpsSuccess, gpsDeviceSynchronize());
-	/* home device 0 fenced before the kernel (host stores) and after
-	 * it (stores through untranslated pointers) */
-	ASSERT_LE(fences0 + 2, mock_fences[0]);
+	/* host fences before the kernel (host stores) and after it
+	 * (stores through untranslated pointers) */
+	ASSERT_LE(hosts0 + 2, mock_host_fences);
 	ASSERT_EQ(gpsDevicePtr(g + 1), seen[0]);
 	ASSERT_NE((void *)(g + 1), seen[0]);
 	ASSERT_EQ((void *)(g + 2), seen[1]);
@@ -187,12 +189,9 @@ TEST_F(launch, translation)
 	ASSERT_EQ(gpsDevicePtr(g + 1), seen[0]);
 	ASSERT_EQ(gpsDevicePtr(g + 2), seen[1]);
 	ASSERT_EQ(gpsDevicePtr(g + 3), seen[2]);
-	/* the host pointer (device 0's view) reads the same bytes */
+	/* the host pointer (host view) reads the same bytes */
 	g[2] = 9;
 	ASSERT_EQ(9, *(char *)seen[1]);
-	/* host stores through device 0's view: released before device 1's
-	 * kernel ran */
-	ASSERT_LE(1, mock_fences[0]);
 	ASSERT_EQ(gpsSuccess, gpsFree(g));
 	ASSERT_EQ(gpsSuccess, gpsFreeHost(seen));
 }
@@ -400,8 +399,8 @@ static void fence_inside(void *p)
 
 /* gpsThreadFenceSystem is a system-scope release: one fence of every
  * device (GPS_FENCE_ALL), on a host thread and inside a kernel, so that
- * stores through any view (untranslated pointers name the home device's)
- * are published; a failed fence is gpsErrorLaunchFailure. */
+ * stores through any view (host views store into the home devices'
+ * replicas) are published; a failed fence is gpsErrorLaunchFailure. */
 TEST_F(launch, fence)
 {
 	unsigned long all, f1, calls;
@@ -432,12 +431,11 @@ TEST_F(launch, fence)
 }
 
 /* gpsBarrierWait releases as the end of a kernel does: the caller's
- * device and the home devices of GPS memory (whose views untranslated
- * pointers name) in one GPS_FENCE_MASK fence; without GPS memory, the
- * caller's device alone. */
+ * device and the host views (which untranslated pointers name) in one
+ * GPS_FENCE_MASK | GPS_FENCE_HOST fence. */
 TEST_F(launch, barrier_release)
 {
-	unsigned long f0, f1, masks;
+	unsigned long f0, f1, masks, hosts;
 	gpsBarrier_t b;
 	char *g;
 
@@ -447,17 +445,20 @@ TEST_F(launch, barrier_release)
 	f0 = mock_fences[0];
 	f1 = mock_fences[1];
 	masks = mock_fence_masks;
+	hosts = mock_host_fences;
 	ASSERT_EQ(gpsSuccess, gpsBarrierWait(b));
 	ASSERT_EQ(masks + 1, mock_fence_masks);
-	ASSERT_EQ(f0 + 1, mock_fences[0]);
+	ASSERT_EQ(hosts + 1, mock_host_fences);
+	ASSERT_EQ(f0, mock_fences[0]);
 	ASSERT_EQ(f1 + 1, mock_fences[1]);
 
 	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
 	ASSERT_EQ(gpsSuccess, gpsFree(g));
 	ASSERT_EQ(gpsSuccess, gpsSetDevice(1));
 	ASSERT_EQ(gpsSuccess, gpsBarrierWait(b));
-	ASSERT_EQ(masks + 1, mock_fence_masks);
-	ASSERT_EQ(f0 + 1, mock_fences[0]);
+	ASSERT_EQ(masks + 2, mock_fence_masks);
+	ASSERT_EQ(hosts + 2, mock_host_fences);
+	ASSERT_EQ(f0, mock_fences[0]);
 	ASSERT_EQ(f1 + 2, mock_fences[1]);
 
 	mock_fence_fail = 1;
@@ -469,12 +470,13 @@ TEST_F(launch, barrier_release)
 }
 
 /* One kernel on device 1 with GPS memory homed on device 0, then a device
- * synchronize: the release after the kernel and the synchronize each fence
- * devices 0 and 1 in one GPS_FENCE_MASK call; the pre-launch fence of the
- * home device alone is a plain one. */
+ * synchronize: a host fence before the kernel (host stores), then the
+ * release after the kernel and the synchronize each fence device 1 and
+ * the host views in one call; device 0 is never fenced.  Without GPS
+ * memory no host fence precedes a launch. */
 TEST_F(launch, fence_mask)
 {
-	unsigned long f0, f1, calls, masks;
+	unsigned long f0, f1, calls, masks, hosts;
 	char *g;
 
 	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&g, 4096, 0));
@@ -483,43 +485,23 @@ TEST_F(launch, fence_mask)
 	f1 = mock_fences[1];
 	calls = mock_fence_calls;
 	masks = mock_fence_masks;
+	hosts = mock_host_fences;
 	ASSERT_EQ(gpsSuccess, gpsLaunchKernel(nop, gpsDim(1, 1, 1),
 				gpsDim(1, 1, 1), NULL, NULL));
 	ASSERT_EQ(gpsSuccess, gpsDeviceSynchronize());
-	ASSERT_EQ(masks + 2, mock_fence_masks);
+	ASSERT_EQ(masks + 3, mock_fence_masks);
+	ASSERT_EQ(hosts + 3, mock_host_fences);
 	ASSERT_EQ(calls + 3, mock_fence_calls);
-	ASSERT_EQ(f0 + 3, mock_fences[0]);
+	ASSERT_EQ(f0, mock_fences[0]);
 	ASSERT_EQ(f1 + 2, mock_fences[1]);
-	/* without GPS memory a device synchronize fences its device only */
 	ASSERT_EQ(gpsSuccess, gpsFree(g));
-	ASSERT_EQ(gpsSuccess, gpsDeviceSynchronize());
-	ASSERT_EQ(masks + 2, mock_fence_masks);
-	ASSERT_EQ(f0 + 3, mock_fences[0]);
-	ASSERT_EQ(f1 + 3, mock_fences[1]);
-}
-
-/* A driver without GPS_FENCE_MASK (EINVAL) gets one fence per device, and
- * the library stops asking after the first refusal. */
-TEST_F(launch, fence_mask_fallback)
-{
-	unsigned long f0, f1, calls;
-	char *g;
-
-	mock_fence_nomask = 1;
-	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&g, 4096, 0));
-	ASSERT_EQ(gpsSuccess, gpsSetDevice(1));
-	f0 = mock_fences[0];
-	f1 = mock_fences[1];
-	calls = mock_fence_calls;
 	ASSERT_EQ(gpsSuccess, gpsLaunchKernel(nop, gpsDim(1, 1, 1),
 				gpsDim(1, 1, 1), NULL, NULL));
 	ASSERT_EQ(gpsSuccess, gpsDeviceSynchronize());
-	ASSERT_EQ(0, mock_fence_masks);
 	ASSERT_EQ(calls + 5, mock_fence_calls);
-	ASSERT_EQ(f0 + 3, mock_fences[0]);
-	ASSERT_EQ(f1 + 2, mock_fences[1]);
-	ASSERT_EQ(gpsSuccess, gpsFree(g));
-	mock_fence_nomask = 0;
+	ASSERT_EQ(hosts + 5, mock_host_fences);
+	ASSERT_EQ(f0, mock_fences[0]);
+	ASSERT_EQ(f1 + 4, mock_fences[1]);
 }
 
 TEST_HARNESS_MAIN

@@ -60,17 +60,21 @@ TEST_F(mem, devices)
 TEST_F(mem, gps_views)
 {
 	gpsPointerAttributes at;
-	char *p, *v1;
+	char *p, *v0, *v1;
 
 	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 3 * PAGE + 5, 0));
 	ASSERT_EQ(gpsSuccess, gpsPointerGetAttributes(&at, p + 7));
 	ASSERT_EQ(gpsMemoryTypeGPS, at.type);
 	ASSERT_EQ(0, at.device);
-	ASSERT_EQ(0, at.viewDevice);
+	ASSERT_EQ(-1, at.viewDevice);	/* the host view */
 	ASSERT_EQ(p, at.base);
 	ASSERT_EQ(3 * PAGE + 5, at.size);
 	ASSERT_EQ(PAGE, at.gpsPageSize);
-	ASSERT_EQ(p + 9, gpsDevicePtr(p + 9));
+	v0 = gpsDevicePtr(p + 9);	/* the home device's own view */
+	ASSERT_NE(p + 9, v0);
+	ASSERT_EQ(v0, gpsDevicePtr(v0));
+	ASSERT_EQ(gpsSuccess, gpsPointerGetAttributes(&at, v0));
+	ASSERT_EQ(0, at.viewDevice);
 	ASSERT_EQ(gpsSuccess, gpsSetDevice(1));
 	v1 = gpsDevicePtr(p + 9);
 	ASSERT_NE(p + 9, v1);
@@ -81,7 +85,7 @@ TEST_F(mem, gps_views)
 	p[9] = 42;	/* the mock has one copy behind every view */
 	ASSERT_EQ(42, *v1);
 	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
-	ASSERT_EQ(p + 9, gpsDevicePtr(v1));
+	ASSERT_EQ(v0, gpsDevicePtr(v1));
 	/* only the start of an allocation can be freed, and only once */
 	ASSERT_EQ(gpsErrorInvalidDevicePointer, gpsFree(p + 1));
 	ASSERT_EQ(gpsSuccess, gpsFree(p));

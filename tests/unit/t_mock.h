@@ -4,7 +4,7 @@
  *
  * A test that includes this file defines ioctl() and mmap(): gps ioctls
  * (type GPS_IOC_MAGIC) are answered here, and mmap() of the device fd maps
- * a memfd per allocation, the same pages for every device's view (one
+ * a memfd per allocation, the same pages for every view, the host's too (one
  * coherent copy: the mock checks the library's bookkeeping and argument
  * handling, not publication). Every other call goes to the kernel.
  * Point GPSU_DEVICE at /dev/null: it opens, and its fd becomes the mock's.
@@ -47,9 +47,9 @@ static pthread_mutex_t mock_lock = PTHREAD_MUTEX_INITIALIZER;
 static int mock_fd = -1;
 static unsigned long mock_fences[MOCK_NDEV + 1]; /* [MOCK_NDEV]: ALL */
 static int mock_fence_fail;			 /* fences fail: EIO */
-static int mock_fence_nomask;			 /* no GPS_FENCE_MASK: EINVAL */
 static unsigned long mock_fence_calls;		 /* GPS_IOC_FENCE calls */
 static unsigned long mock_fence_masks;		 /* ... with GPS_FENCE_MASK */
+static unsigned long mock_host_fences;		 /* ... with GPS_FENCE_HOST */
 static int mock_track;				 /* answer GPS_IOC_TRACK */
 static int mock_tracking;			 /* between START and STOP */
 static unsigned long mock_nr_allocs;		 /* live allocations */
@@ -226,9 +226,10 @@ static int mock_ioctl(int fd, unsigned long req, void *arg)
 		struct gps_fence_args *f = arg;
 
 		if (f->flags & GPS_FENCE_MASK) {
-			/* an older driver rejects the flag as any flag */
-			if (mock_fence_nomask || f->flags != GPS_FENCE_MASK ||
-			    f->device || !f->device_mask ||
+			int host = !!(f->flags & GPS_FENCE_HOST);
+
+			if (f->flags & ~(GPS_FENCE_MASK | GPS_FENCE_HOST) ||
+			    f->device || (!f->device_mask && !host) ||
 			    f->device_mask >> MOCK_NDEV || f->reserved[0])
 				return EINVAL;
 			if (mock_fence_fail)
@@ -238,6 +239,7 @@ static int mock_ioctl(int fd, unsigned long req, void *arg)
 					mock_fences[i]++;
 			mock_fence_calls++;
 			mock_fence_masks++;
+			mock_host_fences += host;
 			return 0;
 		}
 		if (f->flags || f->device_mask || f->reserved[0] ||
@@ -336,7 +338,7 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 		struct mock_alloc *a = &mock_allocs[i];
 
 		if (a->used && (uint64_t)off >= a->offset &&
-		    (uint64_t)off < a->offset + MOCK_NDEV * MOCK_STRIDE &&
+		    (uint64_t)off <= a->offset + MOCK_NDEV * MOCK_STRIDE &&
 		    (off - a->offset) % MOCK_STRIDE == 0 && len <= a->size) {
 			int memfd = a->memfd;
 

@@ -15,7 +15,7 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
-#define GPS_ABI_VERSION		1
+#define GPS_ABI_VERSION		2
 
 /* Device d is the d-th online NUMA node; at most this many devices. */
 #define GPS_MAX_DEVICES		64
@@ -94,8 +94,10 @@ enum gps_mem_kind {
  * @page_size: (in) GPS page size in bytes, 0 for the sysfs default
  * @handle: (out) the allocation's handle for other commands
  * @offset: (out) mmap offset of device 0's view of the allocation
- * @view_stride: (out) mmap offset distance between devices' views:
- *	device d's view starts at @offset + d * @view_stride
+ * @view_stride: (out) mmap offset distance between views: device d's
+ *	view starts at @offset + d * @view_stride, and the host view, which
+ *	loads and stores as @home does but whose stores a GPS_FENCE_HOST
+ *	fence publishes, at @offset + nr_devices * @view_stride
  * @alloc_size: (out) @size rounded up to the GPS page size
  * @out_page_size: (out) the GPS page size in force for this allocation
  * @pad: must be zero
@@ -170,7 +172,18 @@ struct gps_advise_args {
 
 /* gps_fence_args.flags and gps_uring_fence.flags */
 #define GPS_FENCE_MASK		(1U << 0) /* the devices of @device_mask */
-#define GPS_FENCE_FLAGS		(GPS_FENCE_MASK)
+/*
+ * With GPS_FENCE_MASK: also every store made through the host views of
+ * the file's allocations before the call (@device_mask may then be
+ * empty).  Host stores make a write fault each time a harvest has
+ * write-protected their page, which records whose replica they went to:
+ * a host fence fences those devices only, and returns at once when the
+ * host stored nothing since the last one.  Host fences of one file are
+ * serialised: one returns only once every host store made before it is
+ * out, whichever fence took it.
+ */
+#define GPS_FENCE_HOST		(1U << 1)
+#define GPS_FENCE_FLAGS		(GPS_FENCE_MASK | GPS_FENCE_HOST)
 
 /**
  * struct gps_fence_args - GPS_IOC_FENCE
@@ -180,8 +193,8 @@ struct gps_advise_args {
  * @pages_harvested: (out) dirty 4 KiB pages write-protected and diffed
  * @blocks_pushed: (out) blocks pushed into other replicas by this fence
  * @bytes_pushed: (out) bytes written into other replicas by this fence
- * @device_mask: (in) with GPS_FENCE_MASK: bit d fences device d (not
- *	empty, only existing devices); else zero
+ * @device_mask: (in) with GPS_FENCE_MASK: bit d fences device d (only
+ *	existing devices; not empty without GPS_FENCE_HOST); else zero
  * @reserved: must be zero
  */
 struct gps_fence_args {
