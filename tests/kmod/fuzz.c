@@ -481,6 +481,9 @@ static void op_fence(struct fz_thread *t)
 		f.device_mask = one_in(t, 8) ? rnd(&t->rng) :
 				rnd_below(t, gps_all_mask(fz.nr) + 1);
 #endif
+	/* a host fence, alone or with devices, or the flag without a mask */
+	if (one_in(t, 4))
+		f.flags |= GPS_FENCE_HOST;
 	rnd_reserved(t, f.reserved, sizeof(f.reserved));
 	do_ioctl(t, OP_FENCE, GPS_IOC_FENCE, &f, sizeof(f));
 }
@@ -648,6 +651,8 @@ static void op_uring(struct fz_thread *t)
 	if (f->flags & GPS_FENCE_MASK || one_in(t, 10))
 		f->device_mask = one_in(t, 8) ? rnd(&t->rng) :
 				 1 + rnd_below(t, gps_all_mask(fz.nr));
+	if (one_in(t, 4))
+		f->flags |= GPS_FENCE_HOST;
 #else
 	if (one_in(t, 10))
 		f->reserved = rnd(&t->rng);
@@ -709,7 +714,8 @@ static void op_mmap(struct fz_thread *t)
 	int prot, flags, slot, fd, i;
 	void *p;
 
-	dev = one_in(t, 10) ? rnd_dev(t) : rnd_below(t, fz.nr);
+	/* a device's view, the host view (dev nr), or beyond */
+	dev = one_in(t, 10) ? rnd_dev(t) : rnd_below(t, fz.nr + 1);
 	off = h.offset + dev * h.stride;
 	len = h.size;
 	switch (rnd_below(t, 8)) {

@@ -3,7 +3,10 @@
  * Description: a torture test in the spirit of the kernel's locktorture.
  * Several processes share one open file and its GPS allocations (64 KiB,
  * 4 KiB and 2 MiB GPS pages); each process runs one thread per device,
- * storing through that device's view.  Between releases the threads do
+ * storing through that device's view, and now and then through the host
+ * view (with a fence of the view left before switching: stores of one
+ * thread through two views are unordered until then; host fences run
+ * concurrently with everything else).  Between releases the threads do
  * random stores, fences of their device, subscribe/unsubscribe of random
  * pages, collapses now and then, tracking start/stop (one thread per open
  * file toggles it) and alloc/free of extra allocations.  At each release
@@ -45,14 +48,14 @@ static const struct {
 };
 
 enum tt_op {
-	T_STORE, T_FENCE, T_SUB, T_UNSUB, T_COLLAPSE, T_TRACK, T_EXTRA,
-	T_RESUB, T_RELEASE, T_CHECKED, T_NR
+	T_STORE, T_HOST_STORE, T_FENCE, T_HOST_FENCE, T_SUB, T_UNSUB,
+	T_COLLAPSE, T_TRACK, T_EXTRA, T_RESUB, T_RELEASE, T_CHECKED, T_NR
 };
 
 static const char *const tt_op_name[T_NR] = {
-	"stores", "fences", "subscribes", "unsubscribes", "collapses",
-	"track-toggles", "extra-allocs", "resubscribes", "releases",
-	"slots-checked",
+	"stores", "host-stores", "fences", "host-fences", "subscribes",
+	"unsubscribes", "collapses", "track-toggles", "extra-allocs",
+	"resubscribes", "releases", "slots-checked",
 };
 
 /* Shared by every process (MAP_SHARED anonymous). */
@@ -81,7 +84,9 @@ struct tt_thread {
 	uint64_t rng;
 	int last_a;		/* the block of our last store, or -1 */
 	uint64_t last_b;
-	unsigned char *view[TT_ALLOCS][GPS_MAX_DEVICES];
+	int via;		/* the view we store through: dev or tt_nr */
+	/* [a][d]: device d's view, [a][tt_nr]: the host view */
+	unsigned char *view[TT_ALLOCS][GPS_MAX_DEVICES + 1];
 	unsigned char *touched[TT_ALLOCS];	/* blocks stored since check */
 };
 
@@ -112,6 +117,40 @@ static uint32_t *expect_of(int a, uint64_t block)
 	return &sh->expected[a][block * TT_MAX_THREADS];
 }
 
+/* A host fence (GPS_FENCE_HOST), sometimes naming our device too. */
+static void host_fence(struct tt_thread *t)
+{
+	struct gps_fence_args f = {
+		.flags = GPS_FENCE_MASK | GPS_FENCE_HOST,
+		.device_mask = rnd_below(t, 4) ? 0 : 1ULL << t->dev,
+	};
+
+	if (ioctl(tt_fd, GPS_IOC_FENCE, &f))
+		anomaly("host fence: errno %d", errno);
+	else
+		op_done(T_HOST_FENCE, 1);
+}
+
+/*
+ * Store through the host view (1 in 8) or our device's.  Our stores
+ * through the view we leave are released first: the same slot written
+ * through two views is otherwise unordered.
+ */
+static void pick_view(struct tt_thread *t)
+{
+	int via = rnd_below(t, 8) ? t->dev : tt_nr;
+
+	if (via == t->via)
+		return;
+	if (t->via == tt_nr) {
+		host_fence(t);
+	} else if (gps_fence(tt_fd, t->dev, NULL)) {
+		anomaly("fence %d: errno %d", t->dev, errno);
+		return;
+	}
+	t->via = via;
+}
+
 static void do_store(struct tt_thread *t)
 {
 	int a = rnd_below(t, TT_ALLOCS), i, n = 1 + rnd_below(t, 8);
@@ -126,7 +165,7 @@ static void do_store(struct tt_thread *t)
 		uint32_t *e = &expect_of(a, b)[t->g];
 		uint32_t seq = *e + 1;
 
-		p = (uint32_t *)(t->view[a][t->dev] + b * TT_BLOCK);
+		p = (uint32_t *)(t->view[a][t->via] + b * TT_BLOCK);
 		p[t->g] = seq;
 		*e = seq;
 		t->touched[a][b] = 1;
@@ -140,7 +179,7 @@ static void do_store(struct tt_thread *t)
 		t->last_a = a;
 		t->last_b = b;
 	}
-	op_done(T_STORE, i);
+	op_done(t->via == tt_nr ? T_HOST_STORE : T_STORE, i);
 }
 
 /*
@@ -155,7 +194,7 @@ static void check_last(struct tt_thread *t, const char *after)
 
 	if (t->last_a < 0)
 		return;
-	p = (uint32_t *)(t->view[t->last_a][t->dev] + t->last_b * TT_BLOCK);
+	p = (uint32_t *)(t->view[t->last_a][t->via] + t->last_b * TT_BLOCK);
 	want = expect_of(t->last_a, t->last_b)[t->g];
 	if (p[t->g] != want)
 		anomaly("proc %d thread %d: alloc %d block %llu: after %s "
@@ -197,6 +236,10 @@ static void do_resubscribe(struct tt_thread *t)
 	uint64_t ps;
 	int a;
 
+	if (t->via != t->dev) {
+		host_fence(t);
+		t->via = t->dev;
+	}
 	do_store(t);
 	if (t->last_a < 0)
 		return;
@@ -310,7 +353,7 @@ static void check_own(struct tt_thread *t)
 			if (!t->touched[a][b] && rnd_below(t, 64))
 				continue;
 			t->touched[a][b] = 0;
-			for (d = 0; d < tt_nr; d++) {
+			for (d = 0; d <= tt_nr; d++) {
 				volatile uint32_t *p = (uint32_t *)
 					(t->view[a][d] + b * TT_BLOCK);
 
@@ -385,7 +428,11 @@ static void *tt_thread_main(void *arg)
 		end = gps_now_ms() + TT_ROUND_MS;
 		while (gps_now_ms() < end) {
 			r = rnd_below(t, 1000);
-			if (r < 800)
+			if (r < 20)
+				pick_view(t);
+			else if (r < 30)
+				host_fence(t);
+			else if (r < 800)
 				do_store(t);
 			else if (r < 880) {
 				if (gps_fence(tt_fd, t->dev, NULL))
@@ -448,6 +495,7 @@ static int tt_process(int proc, long seed, long long deadline)
 		t->priv_fd = priv_fd;
 		t->toggler = i == 0;
 		t->last_a = -1;
+		t->via = i;
 		t->rng = (seed + 1) * 0x9E3779B97F4A7C15ULL + t->g * 104729 + 1;
 		for (a = 0; a < TT_ALLOCS; a++) {
 			t->touched[a] = calloc(tt_a[a].alloc_size / TT_BLOCK,
@@ -456,7 +504,7 @@ static int tt_process(int proc, long seed, long long deadline)
 				return 4;
 		}
 		for (a = 0; a < TT_ALLOCS; a++)
-			for (d = 0; d < tt_nr; d++) {
+			for (d = 0; d <= tt_nr; d++) {
 				void *p = mmap(NULL, tt_a[a].alloc_size,
 					       PROT_READ | PROT_WRITE,
 					       MAP_SHARED, tt_fd,
