@@ -14,7 +14,11 @@
  *    one copy, then MADV_DONTNEED to unmap it again).
  *  - write faults per GPS page per epoch of the dense writer (one is the
  *    goal: a fault captures the whole GPS page), from debugfs.
- *  - an empty fence: of one device, and of every device at once.
+ *  - an empty fence: of one device, and of every device at once; and a
+ *    host fence (what libgpsu issues before a kernel) with nothing stored
+ *    through host views while device 0 holds dirty pages of its own,
+ *    beside the fence of device 0 that the host release was before the
+ *    host view (one fence publishing those pages, median of -r).
  *
  * Ends with one summary record of the ratios, so that a regression shows.
  *
@@ -44,7 +48,7 @@ static unsigned int gps_page;
 /* The record's figures, gathered for the summary line. */
 static struct {
 	double bulk, queue, bulk_one, sparse, capture, faults, fence_one,
-	       fence_all;
+	       fence_all, fence_host, fence_home;
 } sum;
 
 static double now(void)
@@ -327,6 +331,43 @@ static void bench_empty_fence(int cycles)
 	sum.fence_all = all * 1e6;
 }
 
+/*
+ * Device 0 writes @pages small pages (a kernel running on it); the host
+ * stored nothing.  A host fence then has nothing to do, where a fence of
+ * device 0 harvests and pushes them all.
+ */
+static void bench_host_fence(int cycles, int reps)
+{
+	struct gps_fence_args h = {
+		.flags = GPS_FENCE_MASK | GPS_FENCE_HOST,
+	};
+	const size_t pages = 256;
+	double host[64], home[64], t;
+	struct buf b;
+	size_t i;
+	int r, c;
+
+	alloc_map(&b, pages * 4096, GPS_MEM_GPS);
+	for (r = 0; r < reps; r++) {
+		for (i = 0; i < pages; i++)
+			b.view[0][i * 4096 + r] = r + 1;
+		t = now();
+		for (c = 0; c < cycles; c++)
+			if (ioctl(fd, GPS_IOC_FENCE, &h))
+				die("GPS_IOC_FENCE host");
+		host[r] = (now() - t) / cycles;
+		if (h.pages_harvested)
+			die("host fence harvested device 0's pages");
+		home[r] = fence0(NULL);
+	}
+	release(&b);
+	sum.fence_host = median(host, reps) * 1e6;
+	sum.fence_home = median(home, reps) * 1e6;
+	printf("fence_host: cycles=%d reps=%d device0_dirty_pages=%zu "
+	       "host_fence_us=%.2f device0_fence_us=%.2f\n", cycles, reps,
+	       pages, sum.fence_host, sum.fence_home);
+}
+
 int main(int argc, char **argv)
 {
 	struct gps_version_args v = {};
@@ -370,13 +411,16 @@ int main(int argc, char **argv)
 	bench_push(mib << 20, reps);
 	bench_capture(cycles);
 	bench_empty_fence(cycles);
+	bench_host_fence(cycles / 10 + 1, reps);
 	printf("gps_push_summary: devices=%d faults_per_gps_page_epoch=%.2f "
 	       "capture_vs_bare=%.2f dense_bulk_vs_memcpy=%.3f "
 	       "dense_queue_vs_memcpy=%.3f dense_bulk_one_cpu_vs_memcpy=%.3f "
 	       "sparse_vs_whole_pages=%.3f "
-	       "fence_empty_one_us=%.2f fence_empty_all_us=%.2f\n", nr,
+	       "fence_empty_one_us=%.2f fence_empty_all_us=%.2f "
+	       "fence_host_us=%.2f fence_device0_dirty_us=%.2f\n", nr,
 	       sum.faults, sum.capture, sum.bulk, sum.queue, sum.bulk_one,
-	       sum.sparse, sum.fence_one, sum.fence_all);
+	       sum.sparse, sum.fence_one, sum.fence_all, sum.fence_host,
+	       sum.fence_home);
 	knob("harvest_interval_us", old, NULL, 0);
 	close(fd);
 	return 0;
