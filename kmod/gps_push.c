@@ -160,9 +160,8 @@ static void gps_push_entries(struct gps_dev *dev, unsigned int n, bool early,
 	unsigned long gidx = off >> a->gshift;
 	unsigned int sub = (off >> PAGE_SHIFT) & (a->nr_sub - 1);
 	struct gps_gpage *gp = gps_gpage(a, gidx);
-	unsigned int blocks = 0, nbytes = 0, k, poff, nb;
-	/* How each entry goes into written and unwritten pages. */
-	u8 how[PAGE_SIZE / 64][2];
+	unsigned int blocks = 0, nbytes = 0, k, poff;
+	u16 nb[PAGE_SIZE / 64];		/* each entry's masked bytes */
 	struct gps_replica *src, *r;
 	u64 bytes = 0;
 	unsigned long subs;
@@ -171,11 +170,9 @@ static void gps_push_entries(struct gps_dev *dev, unsigned int n, bool early,
 
 	lockdep_assert_held(&dev->harvest_lock);
 	for (k = 0; k < n; k++) {
-		nb = bitmap_weight(gps_queue_nth(q, k)->mask, bs);
-		how[k][0] = gps_how(nb, bs, false);
-		how[k][1] = gps_how(nb, bs, true);
-		blocks += !!nb;
-		nbytes += nb;
+		nb[k] = bitmap_weight(gps_queue_nth(q, k)->mask, bs);
+		blocks += !!nb[k];
+		nbytes += nb[k];
 	}
 	spin_lock(&gp->lock);
 	src = gp->rep[dev->id];
@@ -197,7 +194,7 @@ static void gps_push_entries(struct gps_dev *dev, unsigned int n, bool early,
 			poff = offset_in_page(e->block * bs);
 			gps_still_check(r, sub, poff, bs, "push");
 			gps_apply(p + poff, from + poff, e->mask, bs,
-				  how[k][unwritten], still);
+				  gps_how(nb[k], bs, unwritten), still);
 			gps_still_sync(r, sub, poff, bs);
 		}
 		kunmap_local(p);
@@ -207,7 +204,7 @@ static void gps_push_entries(struct gps_dev *dev, unsigned int n, bool early,
 				e = gps_queue_nth(q, k);
 				poff = offset_in_page(e->block * bs);
 				gps_apply(p + poff, from + poff, e->mask, bs,
-					  how[k][0], true);
+					  gps_how(nb[k], bs, false), true);
 			}
 			kunmap_local(p);
 		}
@@ -229,14 +226,11 @@ static void gps_push_entries(struct gps_dev *dev, unsigned int n, bool early,
 	}
 	if (!trace_gps_push_enabled())
 		return;
-	for (k = 0; k < n; k++) {
-		e = gps_queue_nth(q, k);
-		nb = bitmap_weight(e->mask, bs);
-		if (nb)
-			trace_gps_push(dev->id, a->handle, e->block,
-				       hweight64(subs), (u64)nb *
-				       hweight64(subs));
-	}
+	for (k = 0; k < n; k++)
+		if (nb[k])
+			trace_gps_push(dev->id, a->handle,
+				       gps_queue_nth(q, k)->block,
+				       hweight64(subs), (u64)nb[k] * hweight64(subs));
 }
 
 /**
