@@ -290,6 +290,55 @@ TEST_F(queue, dense_push_keeps_a_receivers_queued_byte)
 					  want, sizeof(want)));
 }
 
+/*
+ * The same through the queue alone (bulk_blocks 0): device 0 writes
+ * every byte of small page 0 but those of block 2, where device 1 has
+ * one byte of its own queued.  Device 0's push thread queues the 31
+ * blocks, its fence drains them into device 1's page block by block, and
+ * device 1's byte must survive there to be published by its fence: a
+ * drain that wrote more than the queued blocks (a copy of the page, or
+ * of a run of blocks across the gap) would lose it.
+ */
+TEST_F(queue, queue_drain_keeps_a_receivers_queued_byte)
+{
+	static unsigned char want[4096];
+	volatile unsigned char *p1;
+	long long q0, q1;
+	int node1, i;
+
+	if (self->nr < 2)
+		SKIP(return, "needs two devices");
+	p1 = gps_map(self->fd, &self->b, 1);
+	ASSERT_NE(NULL, p1);
+	node1 = gps_node_of(self->fd, 1);
+	ASSERT_EQ(0, gps_set_knob("bulk_blocks", 0));
+	ASSERT_EQ(0, gps_set_knob("dirty_wake", 1));
+	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 10000000));
+	ASSERT_EQ(0, gps_fence(self->fd, GPS_FENCE_ALL, NULL));
+	q1 = gps_stat(node1, "blocks_queued");
+	p1[2 * 128 + 5] = 7;
+	want[2 * 128 + 5] = 7;
+	ASSERT_EQ(q1 + 1, gps_wait_stat_above(node1, "blocks_queued", q1,
+					      2000));
+	q0 = STAT("blocks_queued");
+	for (i = 0; i < 4096; i++) {
+		if (i / 128 == 2)
+			continue;
+		want[i] = i % 251 + 1;
+		self->p[i] = want[i];
+	}
+	/* the thread may have harvested the page more than once meanwhile */
+	for (i = 0; i < 2000 && (STAT("queue_entries") != 31 ||
+				 STAT("dirty_replicas")); i++)
+		usleep(1000);
+	ASSERT_EQ(31, STAT("queue_entries"));
+	ASSERT_LE(q0 + 31, STAT("blocks_queued"));
+	ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
+	ASSERT_EQ(0, gps_fence(self->fd, 1, NULL));
+	ASSERT_EQ(-1, gps_replicas_differ(self->fd, &self->b, self->nr, 0,
+					  want, sizeof(want)));
+}
+
 /* Write one byte in each of @n blocks, 256 bytes apart (bs = 128). */
 static void write_spread(volatile unsigned char *p, unsigned char *want,
 			 int n)
