@@ -433,14 +433,19 @@ TEST_F(errors, bad_user_pointer)
 	ASSERT_EQ(0, munmap(hole, PS));
 }
 
-/* A view touched after GPS_IOC_FREE: SIGBUS, for loads and stores. */
+/*
+ * A view touched after GPS_IOC_FREE: SIGBUS, for loads and stores, in a
+ * device's view and in the host view (the one after the devices').
+ */
 TEST_F(errors, view_after_free_sigbus)
 {
-	int write, status;
+	int k, write, view, status;
 	pid_t pid;
 
 	/* Views are not inherited (VM_DONTCOPY): the child maps its own. */
-	for (write = 0; write < 2; write++) {
+	for (k = 0; k < 4; k++) {
+		view = k / 2;
+		write = k % 2;
 		pid = fork();
 		ASSERT_LE(0, pid);
 		if (!pid) {
@@ -451,8 +456,11 @@ TEST_F(errors, view_after_free_sigbus)
 			if (gps_alloc(self->fd, &x, 4 * PS, GPS_MEM_GPS, 0, 0,
 				      PS))
 				_exit(10);
-			p = gps_map(self->fd, &x, 0);
-			if (!p)
+			p = mmap(NULL, x.args.alloc_size,
+				 PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
+				 x.args.offset + (view ? self->nr : 0) *
+				 x.args.view_stride);
+			if (p == MAP_FAILED)
 				_exit(11);
 			p[0] = 1;	/* mapped and written before */
 			f = (struct gps_free_args){ .handle = x.args.handle };
@@ -466,7 +474,8 @@ TEST_F(errors, view_after_free_sigbus)
 		}
 		status = gps_wait_child(pid);
 		ASSERT_TRUE(gps_killed_by(status, SIGBUS)) {
-			TH_LOG("write=%d: child status 0x%x", write, status);
+			TH_LOG("%s view, write=%d: child status 0x%x",
+			       view ? "host" : "device 0's", write, status);
 		}
 	}
 }

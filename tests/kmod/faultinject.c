@@ -18,11 +18,10 @@
  * kernel's run also scans with kmemleak).  The points' settings and the
  * knobs are restored.
  */
-#include <sys/syscall.h>
-#include <linux/io_uring.h>
 
 #include "kselftest_harness.h"
 #include "gps_test.h"
+#include "t_ring.h"
 
 #define FI_DIR		GPS_DEBUGFS
 #define GP		GPS_PAGE_64K
@@ -91,104 +90,6 @@ static int fi_arm(const char *point, long long times, long long space)
 static int fi_disarm(const char *point)
 {
 	return fi_set(point, "probability", 0);
-}
-
-/* A minimal io_uring, by system calls: one fence at a time. */
-struct ring {
-	int fd;
-	void *sq, *cq;
-	size_t sq_len, cq_len, sqes_len;
-	unsigned int *sq_tail, *sq_mask, *sq_array;
-	unsigned int *cq_head, *cq_tail, *cq_mask;
-	struct io_uring_sqe *sqes;
-	struct io_uring_cqe *cqes;
-};
-
-static void ring_exit(struct ring *r)
-{
-	if (r->sqes && r->sqes != MAP_FAILED)
-		munmap(r->sqes, r->sqes_len);
-	if (r->cq && r->cq != MAP_FAILED && r->cq != r->sq)
-		munmap(r->cq, r->cq_len);
-	if (r->sq && r->sq != MAP_FAILED)
-		munmap(r->sq, r->sq_len);
-	if (r->fd >= 0)
-		close(r->fd);
-	memset(r, 0, sizeof(*r));
-	r->fd = -1;
-}
-
-/* 0, or -errno (the ring torn down). */
-static int ring_init(struct ring *r)
-{
-	struct io_uring_params p = {};
-	int err;
-
-	memset(r, 0, sizeof(*r));
-	r->fd = syscall(__NR_io_uring_setup, 4, &p);
-	if (r->fd < 0)
-		return -errno;
-	r->sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned int);
-	r->cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
-	if (p.features & IORING_FEAT_SINGLE_MMAP) {
-		if (r->cq_len > r->sq_len)
-			r->sq_len = r->cq_len;
-		r->cq_len = r->sq_len;
-	}
-	r->sq = mmap(NULL, r->sq_len, PROT_READ | PROT_WRITE,
-		     MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQ_RING);
-	if (r->sq == MAP_FAILED)
-		goto err;
-	r->cq = p.features & IORING_FEAT_SINGLE_MMAP ? r->sq :
-		mmap(NULL, r->cq_len, PROT_READ | PROT_WRITE,
-		     MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_CQ_RING);
-	if (r->cq == MAP_FAILED)
-		goto err;
-	r->sqes_len = p.sq_entries * sizeof(struct io_uring_sqe);
-	r->sqes = mmap(NULL, r->sqes_len, PROT_READ | PROT_WRITE,
-		       MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQES);
-	if (r->sqes == MAP_FAILED)
-		goto err;
-	r->sq_tail = (unsigned int *)((char *)r->sq + p.sq_off.tail);
-	r->sq_mask = (unsigned int *)((char *)r->sq + p.sq_off.ring_mask);
-	r->sq_array = (unsigned int *)((char *)r->sq + p.sq_off.array);
-	r->cq_head = (unsigned int *)((char *)r->cq + p.cq_off.head);
-	r->cq_tail = (unsigned int *)((char *)r->cq + p.cq_off.tail);
-	r->cq_mask = (unsigned int *)((char *)r->cq + p.cq_off.ring_mask);
-	r->cqes = (struct io_uring_cqe *)((char *)r->cq + p.cq_off.cqes);
-	return 0;
-err:
-	err = -errno;
-	ring_exit(r);
-	return err;
-}
-
-/* An io_uring fence of @device: the CQE's res, or a -errno of our own. */
-static int ring_fence(struct ring *r, int gfd, uint32_t device)
-{
-	struct gps_uring_fence pl = { .device = device };
-	unsigned int tail = *r->sq_tail, idx = tail & *r->sq_mask, head;
-	struct io_uring_sqe *sqe = &r->sqes[idx];
-	int res;
-
-	memset(sqe, 0, sizeof(*sqe));
-	sqe->opcode = IORING_OP_URING_CMD;
-	sqe->fd = gfd;
-	sqe->cmd_op = GPS_URING_CMD_FENCE;
-	memcpy(sqe->cmd, &pl, sizeof(pl));
-	sqe->user_data = 0x6750;
-	r->sq_array[idx] = idx;
-	__atomic_store_n(r->sq_tail, tail + 1, __ATOMIC_RELEASE);
-	if (syscall(__NR_io_uring_enter, r->fd, 1, 1,
-		    IORING_ENTER_GETEVENTS, NULL, 0) < 0)
-		return -errno;
-	head = __atomic_load_n(r->cq_head, __ATOMIC_ACQUIRE);
-	if (head == __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE))
-		return -EIO;
-	res = r->cqes[head & *r->cq_mask].user_data == 0x6750 ?
-	      r->cqes[head & *r->cq_mask].res : -EIO;
-	__atomic_store_n(r->cq_head, head + 1, __ATOMIC_RELEASE);
-	return res;
 }
 
 FIXTURE(fi) {
@@ -558,7 +459,7 @@ TEST_F(fi, async_fence_enomem)
 	fences = gps_stat(node0, "fences");
 
 	ASSERT_EQ(0, fi_arm("fail_async_fence", 1, 0));
-	ASSERT_EQ(-ENOMEM, ring_fence(&r, self->fd, 0));
+	ASSERT_EQ(-ENOMEM, ring_fence(&r, self->fd, 0, 0, 0));
 	ASSERT_EQ(0, fi_get("fail_async_fence", "times"));
 	ASSERT_EQ(0, fi_disarm("fail_async_fence"));
 	ASSERT_EQ(fences, gps_stat(node0, "fences"));
@@ -566,7 +467,7 @@ TEST_F(fi, async_fence_enomem)
 		ASSERT_EQ(0, gps_read(self->fd, &b, 1, 300, &v, 1));
 		ASSERT_EQ((unsigned char)(self->pattern[300] ^ 0x3c), v);
 	}
-	ASSERT_EQ(0, ring_fence(&r, self->fd, 0));
+	ASSERT_EQ(0, ring_fence(&r, self->fd, 0, 0, 0));
 	ASSERT_EQ(fences + 1, gps_stat(node0, "fences"));
 	ASSERT_INTACT(&b, SZ);
 	ring_exit(&r);

@@ -16,17 +16,16 @@
  * 4 KiB, 64 KiB and 2 MiB GPS pages.  A fence of the home device, or of
  * all, publishes host stores too.  Two host fences called at once both
  * return only once every host store made before them is published,
- * whichever took the work.  Conventional memory has a host view, and a
- * host view still mapped after GPS_IOC_FREE gets SIGBUS.  mmap past the
- * host view, or across views, is -EINVAL.  The push thread is off in
+ * whichever took the work.  Conventional memory has a host view (and a
+ * host view still mapped after GPS_IOC_FREE gets SIGBUS: errors.c).  mmap
+ * past the host view, or across views, is -EINVAL.  The push thread is off in
  * every test: only fences publish.
  */
 #include <pthread.h>
-#include <sys/syscall.h>
-#include <linux/io_uring.h>
 
 #include "kselftest_harness.h"
 #include "gps_test.h"
+#include "t_ring.h"
 
 #define GP		GPS_PAGE_64K	/* GPS page of most tests */
 #define SMALL		4096UL
@@ -591,107 +590,6 @@ TEST_F(hostview, every_allocation_of_the_file)
 
 /* ------------------------------------------------------------------ */
 
-/* A minimal io_uring, by system calls (the tests link no liburing). */
-struct ring {
-	int fd;
-	void *sq, *cq;
-	size_t sq_len, cq_len, sqes_len;
-	unsigned int *sq_tail, *sq_mask, *sq_array;
-	unsigned int *cq_head, *cq_tail, *cq_mask;
-	struct io_uring_sqe *sqes;
-	struct io_uring_cqe *cqes;
-};
-
-static void ring_exit(struct ring *r)
-{
-	if (r->sqes && r->sqes != MAP_FAILED)
-		munmap(r->sqes, r->sqes_len);
-	if (r->cq && r->cq != MAP_FAILED && r->cq != r->sq)
-		munmap(r->cq, r->cq_len);
-	if (r->sq && r->sq != MAP_FAILED)
-		munmap(r->sq, r->sq_len);
-	if (r->fd >= 0)
-		close(r->fd);
-	memset(r, 0, sizeof(*r));
-	r->fd = -1;
-}
-
-/* 0, or -errno (the ring torn down). */
-static int ring_init(struct ring *r)
-{
-	struct io_uring_params p = {};
-	int err;
-
-	memset(r, 0, sizeof(*r));
-	r->fd = syscall(__NR_io_uring_setup, 4, &p);
-	if (r->fd < 0)
-		return -errno;
-	r->sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned int);
-	r->cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
-	if (p.features & IORING_FEAT_SINGLE_MMAP) {
-		if (r->cq_len > r->sq_len)
-			r->sq_len = r->cq_len;
-		r->cq_len = r->sq_len;
-	}
-	r->sq = mmap(NULL, r->sq_len, PROT_READ | PROT_WRITE,
-		     MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQ_RING);
-	if (r->sq == MAP_FAILED)
-		goto err;
-	r->cq = p.features & IORING_FEAT_SINGLE_MMAP ? r->sq :
-		mmap(NULL, r->cq_len, PROT_READ | PROT_WRITE,
-		     MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_CQ_RING);
-	if (r->cq == MAP_FAILED)
-		goto err;
-	r->sqes_len = p.sq_entries * sizeof(struct io_uring_sqe);
-	r->sqes = mmap(NULL, r->sqes_len, PROT_READ | PROT_WRITE,
-		       MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQES);
-	if (r->sqes == MAP_FAILED)
-		goto err;
-	r->sq_tail = (unsigned int *)((char *)r->sq + p.sq_off.tail);
-	r->sq_mask = (unsigned int *)((char *)r->sq + p.sq_off.ring_mask);
-	r->sq_array = (unsigned int *)((char *)r->sq + p.sq_off.array);
-	r->cq_head = (unsigned int *)((char *)r->cq + p.cq_off.head);
-	r->cq_tail = (unsigned int *)((char *)r->cq + p.cq_off.tail);
-	r->cq_mask = (unsigned int *)((char *)r->cq + p.cq_off.ring_mask);
-	r->cqes = (struct io_uring_cqe *)((char *)r->cq + p.cq_off.cqes);
-	return 0;
-err:
-	err = -errno;
-	ring_exit(r);
-	return err;
-}
-
-/* An io_uring fence, one at a time: the CQE's res, or a -errno of ours. */
-static int ring_fence(struct ring *r, int gfd, uint32_t device,
-		      uint32_t flags, uint64_t mask)
-{
-	struct gps_uring_fence pl = {
-		.device = device, .flags = flags, .device_mask = mask,
-	};
-	unsigned int tail = *r->sq_tail, idx = tail & *r->sq_mask, head;
-	struct io_uring_sqe *sqe = &r->sqes[idx];
-	int res;
-
-	memset(sqe, 0, sizeof(*sqe));
-	sqe->opcode = IORING_OP_URING_CMD;
-	sqe->fd = gfd;
-	sqe->cmd_op = GPS_URING_CMD_FENCE;
-	memcpy(sqe->cmd, &pl, sizeof(pl));
-	sqe->user_data = 0x6750;
-	r->sq_array[idx] = idx;
-	__atomic_store_n(r->sq_tail, tail + 1, __ATOMIC_RELEASE);
-	if (syscall(__NR_io_uring_enter, r->fd, 1, 1,
-		    IORING_ENTER_GETEVENTS, NULL, 0) < 0)
-		return -errno;
-	head = __atomic_load_n(r->cq_head, __ATOMIC_ACQUIRE);
-	if (head == __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE))
-		return -EIO;
-	res = r->cqes[head & *r->cq_mask].user_data == 0x6750 ?
-	      r->cqes[head & *r->cq_mask].res : -EIO;
-	__atomic_store_n(r->cq_head, head + 1, __ATOMIC_RELEASE);
-	return res;
-}
-
 /*
  * GPS_URING_CMD_FENCE with GPS_FENCE_HOST: completes with 0 once the
  * host stores are published; -EINVAL without GPS_FENCE_MASK, and for an
@@ -933,46 +831,6 @@ TEST_F(hostview, conventional)
 	ASSERT_EQ(0xc0c0, U32(host, GP + 20));
 	ASSERT_EQ(0xc0c0, read32(self->fd, &self->b, self->nr - 1, GP + 20));
 	ASSERT_EQ(0xd0d0, read32(self->fd, &self->b, self->nr - 1, 60));
-}
-
-/* A host view touched after GPS_IOC_FREE: SIGBUS, loads and stores. */
-TEST_F(hostview, host_view_after_free_sigbus)
-{
-	int write, status;
-	pid_t pid;
-
-	/* Views are not inherited (VM_DONTCOPY): the child maps its own. */
-	for (write = 0; write < 2; write++) {
-		pid = fork();
-		ASSERT_LE(0, pid);
-		if (!pid) {
-			volatile unsigned char *p;
-			struct gps_free_args f;
-			struct gps_buf x;
-
-			if (gps_alloc(self->fd, &x, 4 * GP, GPS_MEM_GPS, 0, 0,
-				      GP))
-				_exit(10);
-			p = map_host(self->fd, &x, self->nr);
-			if (!p)
-				_exit(11);
-			p[0] = 1;	/* mapped and written before */
-			f = (struct gps_free_args){ .handle = x.args.handle };
-			if (ioctl(self->fd, GPS_IOC_FREE, &f))
-				_exit(12);
-			if (write)
-				p[GP] = 2;
-			else
-				(void)p[0];
-			_exit(0);
-		}
-		status = gps_wait_child(pid);
-		ASSERT_TRUE(gps_killed_by(status, SIGBUS)) {
-			TH_LOG("write=%d: child status 0x%x%s", write, status,
-			       WIFEXITED(status) && WEXITSTATUS(status) == 11 ?
-			       " (mmap of the host view failed)" : "");
-		}
-	}
 }
 
 TEST_HARNESS_MAIN

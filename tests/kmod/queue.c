@@ -252,6 +252,30 @@ TEST_F(queue, free_drops_only_its_own_entries)
 }
 
 /*
+ * Device 1 stores 7 at byte @off of small page 0 (and in @want) and its
+ * push thread queues it; entries wait 10 s, so only fences push them.
+ */
+static void receiver_queues_a_byte(struct __test_metadata *_metadata,
+				   struct gps_fixture *fx, unsigned int off,
+				   unsigned char *want)
+{
+	volatile unsigned char *p1 = gps_map(fx->fd, &fx->b, 1);
+	int node1 = gps_node_of(fx->fd, 1);
+	long long queued;
+
+	ASSERT_NE(NULL, p1);
+	ASSERT_EQ(0, gps_set_knob("dirty_wake", 1));
+	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 10000000));
+	ASSERT_EQ(0, gps_fence(fx->fd, GPS_FENCE_ALL, NULL));
+	queued = gps_stat(node1, "blocks_queued");
+	p1[off] = 7;
+	want[off] = 7;
+	ASSERT_EQ(queued + 1, gps_wait_stat_above(node1, "blocks_queued",
+						  queued, 2000));
+	ASSERT_EQ(1, gps_stat(node1, "queue_entries"));
+}
+
+/*
  * A receiver's own store, harvested and queued but not yet pushed, stays
  * when another device's densely written page lands on it: a push copies
  * a page whole only into replicas that no view ever mapped writable.
@@ -262,24 +286,11 @@ TEST_F(queue, free_drops_only_its_own_entries)
 TEST_F(queue, dense_push_keeps_a_receivers_queued_byte)
 {
 	static unsigned char want[4096];
-	volatile unsigned char *p1;
-	long long queued;
-	int node1, i;
+	int i;
 
 	if (self->nr < 2)
 		SKIP(return, "needs two devices");
-	p1 = gps_map(self->fd, &self->b, 1);
-	ASSERT_NE(NULL, p1);
-	node1 = gps_node_of(self->fd, 1);
-	ASSERT_EQ(0, gps_set_knob("dirty_wake", 1));
-	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 10000000));
-	ASSERT_EQ(0, gps_fence(self->fd, GPS_FENCE_ALL, NULL));
-	queued = gps_stat(node1, "blocks_queued");
-	p1[0] = 7;
-	want[0] = 7;
-	ASSERT_EQ(queued + 1, gps_wait_stat_above(node1, "blocks_queued",
-						  queued, 2000));
-	ASSERT_EQ(1, gps_stat(node1, "queue_entries"));
+	receiver_queues_a_byte(_metadata, gps_fx(self), 0, want);
 	for (i = 1; i < 4096; i++) {
 		want[i] = i % 251 + 1;
 		self->p[i] = want[i];
@@ -302,24 +313,13 @@ TEST_F(queue, dense_push_keeps_a_receivers_queued_byte)
 TEST_F(queue, queue_drain_keeps_a_receivers_queued_byte)
 {
 	static unsigned char want[4096];
-	volatile unsigned char *p1;
-	long long q0, q1;
-	int node1, i;
+	long long q0;
+	int i;
 
 	if (self->nr < 2)
 		SKIP(return, "needs two devices");
-	p1 = gps_map(self->fd, &self->b, 1);
-	ASSERT_NE(NULL, p1);
-	node1 = gps_node_of(self->fd, 1);
 	ASSERT_EQ(0, gps_set_knob("bulk_blocks", 0));
-	ASSERT_EQ(0, gps_set_knob("dirty_wake", 1));
-	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 10000000));
-	ASSERT_EQ(0, gps_fence(self->fd, GPS_FENCE_ALL, NULL));
-	q1 = gps_stat(node1, "blocks_queued");
-	p1[2 * 128 + 5] = 7;
-	want[2 * 128 + 5] = 7;
-	ASSERT_EQ(q1 + 1, gps_wait_stat_above(node1, "blocks_queued", q1,
-					      2000));
+	receiver_queues_a_byte(_metadata, gps_fx(self), 2 * 128 + 5, want);
 	q0 = STAT("blocks_queued");
 	for (i = 0; i < 4096; i++) {
 		if (i / 128 == 2)
