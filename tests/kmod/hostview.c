@@ -34,11 +34,12 @@ static const char *const host_knobs[] = {
 	GPS_KNOBS_COMMON, "keep_writable_ms", NULL,
 };
 
-/* A host fence (GPS_FENCE_HOST | GPS_FENCE_MASK) of @mask: 0 or -errno. */
-static int host_fence(int fd, uint64_t mask, struct gps_fence_args *out)
+/* GPS_IOC_FENCE of @device with @flags and @mask: 0 or -errno. */
+static int fence_flags(int fd, uint32_t device, uint32_t flags,
+		       uint64_t mask, struct gps_fence_args *out)
 {
 	struct gps_fence_args f = {
-		.flags = GPS_FENCE_MASK | GPS_FENCE_HOST, .device_mask = mask,
+		.device = device, .flags = flags, .device_mask = mask,
 	};
 	int ret = ioctl(fd, GPS_IOC_FENCE, &f) ? -errno : 0;
 
@@ -47,30 +48,16 @@ static int host_fence(int fd, uint64_t mask, struct gps_fence_args *out)
 	return ret;
 }
 
-/* GPS_IOC_FENCE of @device with @flags and @mask: 0 or -errno. */
-static int fence_flags(int fd, uint32_t device, uint32_t flags,
-		       uint64_t mask)
+/* A host fence (GPS_FENCE_HOST | GPS_FENCE_MASK) of @mask: 0 or -errno. */
+static int host_fence(int fd, uint64_t mask, struct gps_fence_args *out)
 {
-	struct gps_fence_args f = {
-		.device = device, .flags = flags, .device_mask = mask,
-	};
-
-	return ioctl(fd, GPS_IOC_FENCE, &f) ? -errno : 0;
+	return fence_flags(fd, 0, GPS_FENCE_MASK | GPS_FENCE_HOST, mask, out);
 }
 
 /* mmap offset of @b's host view. */
 static uint64_t host_off(struct gps_buf *b, int nr)
 {
 	return b->args.offset + (uint64_t)nr * b->args.view_stride;
-}
-
-/*
- * Map @b's host view as b->view[@nr] (so gps_free() unmaps it); NULL on
- * failure, errno set.
- */
-static void *map_host(int fd, struct gps_buf *b, int nr)
-{
-	return gps_map(fd, b, nr);
 }
 
 /*
@@ -90,7 +77,7 @@ static void hv_alloc(struct __test_metadata *_metadata,
 		ASSERT_NE(NULL, gps_map(fx->fd, &fx->b, d))
 			TH_LOG("mmap of device %d's view: %s", d,
 			       strerror(errno));
-	ASSERT_NE(NULL, map_host(fx->fd, &fx->b, fx->nr))
+	ASSERT_NE(NULL, gps_map(fx->fd, &fx->b, fx->nr))
 		TH_LOG("mmap of the host view (offset + %d * view_stride): %s",
 		       fx->nr, strerror(errno));
 }
@@ -379,17 +366,17 @@ TEST_F(hostview, fence_flags)
 	hv_alloc(_metadata, gps_fx(self), 4 * GP, GP, GPS_MEM_GPS, 0, 0);
 	host = self->b.view[self->nr];
 
-	ASSERT_EQ(-EINVAL, fence_flags(self->fd, 0, GPS_FENCE_HOST, 0));
-	ASSERT_EQ(-EINVAL, fence_flags(self->fd, 0, GPS_FENCE_HOST, 1));
+	ASSERT_EQ(-EINVAL, fence_flags(self->fd, 0, GPS_FENCE_HOST, 0, NULL));
+	ASSERT_EQ(-EINVAL, fence_flags(self->fd, 0, GPS_FENCE_HOST, 1, NULL));
 	ASSERT_EQ(-EINVAL, fence_flags(self->fd, GPS_FENCE_ALL,
-				       GPS_FENCE_HOST, 0));
-	ASSERT_EQ(-EINVAL, fence_flags(self->fd, 0, GPS_FENCE_MASK, 0));
+				       GPS_FENCE_HOST, 0, NULL));
+	ASSERT_EQ(-EINVAL, fence_flags(self->fd, 0, GPS_FENCE_MASK, 0, NULL));
 	ASSERT_EQ(-EINVAL, fence_flags(self->fd, 0, GPS_FENCE_MASK |
-				       GPS_FENCE_HOST, all + 1));
+				       GPS_FENCE_HOST, all + 1, NULL));
 	ASSERT_EQ(-EINVAL, fence_flags(self->fd, 1, GPS_FENCE_MASK |
-				       GPS_FENCE_HOST, 0));
+				       GPS_FENCE_HOST, 0, NULL));
 	ASSERT_EQ(-EINVAL, fence_flags(self->fd, 0, GPS_FENCE_MASK |
-				       GPS_FENCE_HOST | 1U << 2, 0));
+				       GPS_FENCE_HOST | 1U << 2, 0, NULL));
 	f = (struct gps_fence_args){
 		.flags = GPS_FENCE_MASK | GPS_FENCE_HOST, .reserved = { 1 },
 	};
@@ -397,9 +384,9 @@ TEST_F(hostview, fence_flags)
 	ASSERT_EQ(EINVAL, errno);
 
 	ASSERT_EQ(0, fence_flags(self->fd, 0, GPS_FENCE_MASK |
-				 GPS_FENCE_HOST, 0));
+				 GPS_FENCE_HOST, 0, NULL));
 	ASSERT_EQ(0, fence_flags(self->fd, 0, GPS_FENCE_MASK |
-				 GPS_FENCE_HOST, all));
+				 GPS_FENCE_HOST, all, NULL));
 
 	/* Host and device 1 both store; one fence of both. */
 	U32(host, 64) = 0xa11;
@@ -519,7 +506,7 @@ TEST_F(hostview, home_fence_publishes_host_stores)
 			break;
 		default:
 			ASSERT_EQ(0, fence_flags(self->fd, 0, GPS_FENCE_MASK,
-						 1));
+						 1, NULL));
 			break;
 		}
 		ASSERT_EQ(0x500 + k, U32(v1, (k % 4) * GP + 8 * k))
@@ -570,7 +557,7 @@ TEST_F(hostview, every_allocation_of_the_file)
 	hv_alloc(_metadata, gps_fx(self), 2 * GP, GP, GPS_MEM_GPS, 0, 0);
 	ASSERT_EQ(0, gps_alloc(self->fd, &x, 8 * SMALL, GPS_MEM_GPS, 0, 0,
 			       GPS_PAGE_4K));
-	hx = map_host(self->fd, &x, self->nr);
+	hx = gps_map(self->fd, &x, self->nr);
 	ASSERT_NE(NULL, hx) TH_LOG("mmap of the host view: %s",
 				   strerror(errno));
 	ASSERT_NE(NULL, gps_map(self->fd, &x, 1));
