@@ -241,7 +241,7 @@ int gps_queues_reconfigure(unsigned int capacity, unsigned int watermark,
 	int d, ret;
 
 	lockdep_assert_held(&gps_knob_lock);
-	need = gps_nr_devs * gps_queue_bytes(capacity, block_size);
+	need = gps_nr_devs * gps_queue_bytes(capacity);
 	if (need >> PAGE_SHIFT > si_mem_available() / 2)
 		return -ENOMEM;
 	fresh = kcalloc(gps_nr_devs, sizeof(*fresh), GFP_KERNEL);

@@ -17,9 +17,9 @@
  *  3. under the GPS page lock, diff each page against its twin one word
  *     at a time, recording the changed bytes in a byte mask and copying
  *     them into the twin, so that the twin equals what was published;
- *  4. add each changed block with its mask to the device's queue, where
- *     it merges with an entry of the same block (coalescing), through
- *     gps_push_queue(), which pushes the oldest entries past the high
+ *  4. add the page's changed blocks with its mask to the device's queue,
+ *     where a block already queued merges (coalescing), through
+ *     gps_push_queue(), which pushes the oldest blocks past the high
  *     watermark; a densely written page is pushed whole instead.
  *
  * A twin of a page that was not written again meanwhile is freed: twins
@@ -342,13 +342,18 @@ static bool gps_write_protect(struct gps_replica *r, unsigned long *dirty,
 	return kept;
 }
 
-static unsigned int gps_changed_blocks(const unsigned long *mask,
-				       unsigned int bs)
+/* The blocks of @df's mask with a changed byte, into df->blocks. */
+static unsigned int gps_changed_blocks(struct gps_diff *df, unsigned int bs)
 {
 	unsigned int k, n = 0;
 
-	for (k = 0; k < PAGE_SIZE / bs; k++)
-		n += gps_bytes_any(mask + k * bs / BITS_PER_LONG, bs);
+	bitmap_zero(df->blocks, GPS_QBLOCKS_MAX);
+	for (k = 0; k < PAGE_SIZE / bs; k++) {
+		if (gps_bytes_any(df->mask + k * bs / BITS_PER_LONG, bs)) {
+			__set_bit(k, df->blocks);
+			n++;
+		}
+	}
 	return n;
 }
 
@@ -386,7 +391,7 @@ static unsigned int gps_diff_page(struct gps_replica *r, unsigned int sub,
 	twin = kmap_local_page(r->twins[sub]);
 	gps_diff_words((u64 *)cur, twin, df->mask, PAGE_SIZE / sizeof(u64),
 		       keep);
-	nb = gps_changed_blocks(df->mask, bs);
+	nb = gps_changed_blocks(df, bs);
 	kunmap_local(twin);
 	kunmap_local(cur);
 
@@ -438,15 +443,14 @@ static unsigned int gps_harvest_page(struct gps_harvester *h,
 	struct gps_diff *df = h->df;
 	unsigned int bs = dev->queue.block_size;
 	unsigned int bulk = READ_ONCE(gps_knobs.bulk_blocks);
-	u64 first_block = (((u64)r->gidx << a->gshift) +
-			   ((u64)i << PAGE_SHIFT)) / bs;
+	u64 page = ((u64)r->gidx << (a->gshift - PAGE_SHIFT)) + i;
 	struct page *twin;
 	unsigned int nb = gps_diff_page(r, i, bs, df, &twin);
 
 	if (nb && (h->direct || (bulk && nb >= bulk)))
 		gps_push_page(dev, r, i, df->mask, nb, h->st);
 	else if (nb)
-		gps_push_queue(dev, a, first_block, df->mask, nb, h->st);
+		gps_push_queue(dev, a, page, df->mask, df->blocks, h->st);
 	if (twin) {
 		atomic64_dec(&gps_twin_pages);
 		atomic64_dec(&dev->stats.twin_pages);

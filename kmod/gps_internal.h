@@ -83,51 +83,54 @@
 #include <linux/sched/clock.h>
 #include <linux/gps.h>
 
+/* Blocks of a small page at the smallest block size, 64 bytes. */
+#define GPS_QBLOCKS_MAX		(PAGE_SIZE / 64)
+
 /*
- * One entry of a coalescing write queue: one block and the mask of its
- * changed bytes.  The bytes stay in the source replica (its twin while it
- * has one), read when the entry is pushed.
+ * One entry of a coalescing write queue: the queued blocks of one small
+ * page and the mask of their changed bytes.  The bytes stay in the source
+ * replica (its twin while it has one), read when the entry is pushed.
  */
 struct gps_qentry {
-	struct hlist_node hash;		/* lookup by (allocation, block) */
+	struct hlist_node hash;		/* lookup by (allocation, page) */
 	struct gps_alloc *alloc;
-	u64 block;			/* block index within the allocation */
+	u64 page;			/* small page index in the allocation */
 	unsigned long added;		/* jiffies when added */
-	unsigned long *mask;		/* changed bytes: block_size bits */
+	unsigned int blocks;		/* set bits of @queued */
+	DECLARE_BITMAP(queued, GPS_QBLOCKS_MAX);	/* blocks queued */
+	/* changed bytes, PAGE_SIZE bits, none set outside @queued */
+	unsigned long *mask;
 };
 
-/* Per-device coalescing write queue; used under gps_dev.harvest_lock. */
+/*
+ * Per-device coalescing write queue; used under gps_dev.harvest_lock.
+ * @capacity, @watermark and @count are in blocks, as in the paper; the
+ * entries (@nr of them) are pages, as many as @capacity at most.
+ */
 struct gps_queue {
 	unsigned int capacity;
 	unsigned int watermark;
 	unsigned int block_size;
-	unsigned int count;
+	unsigned int count;		/* blocks queued */
+	unsigned int nr;		/* entries live */
 	unsigned int hash_bits;
 	unsigned int head;		/* ring index of the oldest entry */
 	/*
-	 * A FIFO: merging does not refresh an entry's age, so entries leave
-	 * in the order they came (but for an allocation's purge).
+	 * A FIFO of pages: merging does not refresh an entry's age, so
+	 * entries leave in the order they came (but for an allocation's
+	 * purge), and a block joining a page's entry leaves with it.
 	 */
 	struct gps_qentry **ring;	/* live entries from head, capacity */
-	struct gps_qentry **spare;	/* unused: capacity - count of them */
+	struct gps_qentry **spare;	/* unused: capacity - nr of them */
 	struct hlist_head *hash;
 	struct gps_qentry *entries;	/* capacity entries */
 	void *storage;			/* masks of all entries */
 };
 
-/*
- * The entry added @n entries after the oldest of @q, NULL past the last;
- * inline, as a drain reads each entry of a page's run a few times.
- * The queue's device's harvest_lock held.
- */
-static inline struct gps_qentry *gps_queue_nth(const struct gps_queue *q,
-					       unsigned int n)
+/* The oldest entry of @q, NULL if empty; its device's harvest_lock held. */
+static inline struct gps_qentry *gps_queue_oldest(const struct gps_queue *q)
 {
-	unsigned int i = q->head + n;
-
-	if (n >= q->count)
-		return NULL;
-	return q->ring[i >= q->capacity ? i - q->capacity : i];
+	return q->nr ? q->ring[q->head] : NULL;
 }
 
 /* Every device's view, then the host view (gps_host_view()). */
@@ -192,7 +195,7 @@ struct gps_dev {
 	atomic_long_t remote_mask;	/* devices whose replicas we dirtied */
 	struct gps_queue queue;
 	struct gps_dev_stats stats;
-	void *scratch;			/* diff output, under harvest_lock */
+	struct gps_diff *scratch;	/* diff output, under harvest_lock */
 	spinlock_t link_lock;		/* link_free_ns */
 	u64 link_free_ns;		/* link model: busy until */
 	struct gps_helpers *helpers;	/* of fences: gps_help.c, or NULL */
@@ -245,6 +248,7 @@ static inline u64 gps_clock_since(u64 t0)
 /* Diff output of one small page: the byte mask of what changed. */
 struct gps_diff {
 	unsigned long mask[BITS_TO_LONGS(PAGE_SIZE)];
+	DECLARE_BITMAP(blocks, GPS_QBLOCKS_MAX);	/* with a changed byte */
 };
 
 /*
@@ -466,21 +470,23 @@ extern const struct vm_operations_struct gps_vm_ops;
 int gps_mmap(struct file *file, struct vm_area_struct *vma);
 
 /* gps_queue.c: the queue as a data structure, a leaf */
-size_t gps_queue_bytes(unsigned int capacity, unsigned int block_size);
+size_t gps_queue_bytes(unsigned int capacity);
 int gps_queue_init(struct gps_queue *q, int nid, unsigned int capacity,
 		   unsigned int watermark, unsigned int block_size);
 void gps_queue_destroy(struct gps_queue *q);
-void gps_queue_pop(struct gps_dev *dev, unsigned int n);
-bool gps_queue_merge(struct gps_dev *dev, struct gps_alloc *a, u64 block,
-		     const unsigned long *mask);
-void gps_queue_insert(struct gps_dev *dev, struct gps_alloc *a, u64 block,
-		      const unsigned long *mask);
+struct gps_qentry *gps_queue_find(struct gps_dev *dev, struct gps_alloc *a,
+				  u64 page);
+void gps_queue_merge(struct gps_dev *dev, struct gps_qentry *e,
+		     const unsigned long *mask, const unsigned long *blocks);
+void gps_queue_insert(struct gps_dev *dev, struct gps_alloc *a, u64 page,
+		      const unsigned long *mask, const unsigned long *blocks);
+void gps_queue_take(struct gps_dev *dev, unsigned int end);
 void gps_queue_purge(struct gps_dev *dev, struct gps_alloc *a);
 void gps_queue_swap(struct gps_dev *dev, struct gps_queue *fresh);
 
 /* gps_push.c: entries and pages into the other replicas */
-void gps_push_queue(struct gps_dev *dev, struct gps_alloc *a, u64 first,
-		    const unsigned long *mask, unsigned int blocks,
+void gps_push_queue(struct gps_dev *dev, struct gps_alloc *a, u64 page,
+		    const unsigned long *mask, const unsigned long *blocks,
 		    struct gps_fence_stats *st);
 void gps_push_drain(struct gps_dev *dev, struct gps_fence_stats *st);
 void gps_push_aged(struct gps_dev *dev, unsigned long age);

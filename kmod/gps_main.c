@@ -506,8 +506,7 @@ static int gps_devs_init(void)
 				     gps_knobs.block_size);
 		if (ret)
 			goto err_free;
-		dev->scratch = kmalloc_node(sizeof(unsigned long) *
-					    BITS_TO_LONGS(PAGE_SIZE),
+		dev->scratch = kmalloc_node(sizeof(*dev->scratch),
 					    GFP_KERNEL, nid);
 		if (!dev->scratch) {
 			ret = -ENOMEM;

@@ -17,13 +17,14 @@
  * time or less under the emulator for floats changed in three bytes of
  * four.
  *
- * Entries leave the queue here, oldest first: when it passes its high
+ * Blocks leave the queue here, oldest first: when it passes its high
  * watermark (gps_push_queue()), at a fence (gps_push_drain()), and from
  * the device's thread once they have waited longer than the harvest
- * interval (gps_push_aged()).  The oldest entries of one small page
- * leave together, under one lock (gps_push_entries()).  Densely written
- * pages skip the queue (gps_push_page()).  Every byte pushed is charged
- * to the link model.
+ * interval (gps_push_aged()).  The blocks of an entry, one small page's,
+ * leave together, under one lock and one mapping of each page
+ * (gps_push_bytes()), but where the watermark takes only the lowest of
+ * them.  Densely written pages skip the queue (gps_push_page()).  Every
+ * byte pushed is charged to the link model.
  *
  * Calls the queue and the link model; called by the harvest, the thread
  * and the fences, with the device's harvest_lock held, and by the helpers
@@ -121,91 +122,53 @@ static struct page *gps_push_source(struct gps_replica *src,
 	return src->twins[sub] ?: src->pages[sub];
 }
 
-/* The small page of the allocation that holds block @block. */
-static u64 gps_qentry_page(const struct gps_dev *dev,
-			   const struct gps_qentry *e)
-{
-	return (e->block * dev->queue.block_size) >> PAGE_SHIFT;
-}
-
 /*
- * Whether @e, added after @first, leaves with it: same small page, and
- * waited @age jiffies.  An entry of a block holds no other page's bytes.
+ * Write the masked bytes of [@lo, @hi) of small page @sub of GPS page
+ * @gidx, @blocks blocks, from @dev's replica into every other
+ * subscriber's, under one hold of the GPS page lock, each receiver's page
+ * and twin mapped once; @also counts the blocks too, if not NULL.  The
+ * masked bytes are counted once.  A source gone (a managed page moved
+ * away, its only copy with it) leaves nothing to send.  @lo and @hi:
+ * multiples of block_size.
  */
-static bool gps_push_joins(struct gps_dev *dev, const struct gps_qentry *first,
-			   const struct gps_qentry *e, unsigned long age)
+static void gps_push_bytes(struct gps_dev *dev, struct gps_alloc *a,
+			   unsigned long gidx, unsigned int sub,
+			   const unsigned long *mask, unsigned int lo,
+			   unsigned int hi, unsigned int blocks,
+			   atomic64_t *also, struct gps_fence_stats *st)
 {
-	return e->alloc == first->alloc &&
-	       gps_qentry_page(dev, e) == gps_qentry_page(dev, first) &&
-	       !time_before(jiffies, e->added + age);
-}
-
-/*
- * Write the @n oldest entries, all of one small page, into every other
- * subscriber's replica under one hold of the GPS page lock, each
- * receiver's page and twin mapped once: a page's blocks were queued
- * together and leave together, so a drain of a densely written page
- * costs one lock and one mapping, not one per block.  The masked bytes
- * are read from the source once.  A source gone (a managed page moved
- * away, its only copy with it) leaves nothing to send.
- */
-static void gps_push_entries(struct gps_dev *dev, unsigned int n, bool early,
-			     struct gps_fence_stats *st)
-{
-	struct gps_queue *q = &dev->queue;
-	struct gps_qentry *e = gps_queue_nth(q, 0);
-	struct gps_alloc *a = e->alloc;
-	unsigned int bs = q->block_size;
-	u64 off = e->block * bs;
-	unsigned long gidx = off >> a->gshift;
-	unsigned int sub = (off >> PAGE_SHIFT) & (a->nr_sub - 1);
 	struct gps_gpage *gp = gps_gpage(a, gidx);
-	unsigned int blocks = 0, nbytes = 0, k, poff;
-	u16 nb[PAGE_SIZE / 64];		/* each entry's masked bytes */
+	const unsigned long *m = mask + lo / BITS_PER_LONG;
+	unsigned int len = hi - lo, nbytes = bitmap_weight(m, len);
 	struct gps_replica *src, *r;
-	u64 bytes = 0;
 	unsigned long subs;
+	u64 bytes = 0;
 	u8 *from, *p;
 	int d;
 
-	lockdep_assert_held(&dev->harvest_lock);
-	for (k = 0; k < n; k++) {
-		nb[k] = bitmap_weight(gps_queue_nth(q, k)->mask, bs);
-		blocks += !!nb[k];
-		nbytes += nb[k];
-	}
+	if (!nbytes)
+		return;
 	spin_lock(&gp->lock);
 	src = gp->rep[dev->id];
 	subs = gp->subs & ~BIT_ULL(dev->id);
-	if (!src || !subs || !nbytes) {
+	if (!src || !subs) {
 		spin_unlock(&gp->lock);
 		return;
 	}
 	from = kmap_local_page(gps_push_source(src, sub));
 	gps_for_each_sub(d, subs) {
-		bool still, unwritten;
-
 		r = gp->rep[d];
-		still = !test_bit(sub, r->wmapped);
-		unwritten = gps_unwritten(r, sub);
+		gps_still_check(r, sub, lo, len, "push");
 		p = kmap_local_page(r->pages[sub]);
-		for (k = 0; k < n; k++) {
-			e = gps_queue_nth(q, k);
-			poff = offset_in_page(e->block * bs);
-			gps_still_check(r, sub, poff, bs, "push");
-			gps_apply(p + poff, from + poff, e->mask, bs,
-				  gps_how(nb[k], bs, unwritten), still);
-			gps_still_sync(r, sub, poff, bs);
-		}
+		gps_apply(p + lo, from + lo, m, len,
+			  gps_how(nbytes, len, gps_unwritten(r, sub)),
+			  !test_bit(sub, r->wmapped));
 		kunmap_local(p);
+		gps_still_sync(r, sub, lo, len);
 		if (r->twins[sub]) {
 			p = kmap_local_page(r->twins[sub]);
-			for (k = 0; k < n; k++) {
-				e = gps_queue_nth(q, k);
-				poff = offset_in_page(e->block * bs);
-				gps_apply(p + poff, from + poff, e->mask, bs,
-					  gps_how(nb[k], bs, false), true);
-			}
+			gps_apply(p + lo, from + lo, m, len,
+				  gps_how(nbytes, len, false), true);
 			kunmap_local(p);
 		}
 		gps_count_traffic(dev, d, blocks, nbytes);
@@ -218,19 +181,16 @@ static void gps_push_entries(struct gps_dev *dev, unsigned int n, bool early,
 	atomic64_add(blocks, &dev->stats.blocks_pushed);
 	atomic64_add(bytes, &dev->stats.bytes_pushed);
 	atomic64_add(blocks, &a->pushes);
-	if (early)
-		atomic64_add(blocks, &dev->stats.blocks_pushed_early);
+	if (also)
+		atomic64_add(blocks, also);
 	if (st) {
 		st->blocks_pushed += blocks;
 		st->bytes_pushed += bytes;
 	}
-	if (!trace_gps_push_enabled())
-		return;
-	for (k = 0; k < n; k++)
-		if (nb[k])
-			trace_gps_push(dev->id, a->handle,
-				       gps_queue_nth(q, k)->block,
-				       hweight64(subs), (u64)nb[k] * hweight64(subs));
+	trace_gps_push(dev->id, a->handle,
+		       (((u64)gidx << a->gshift) + ((u64)sub << PAGE_SHIFT) +
+			lo) / dev->queue.block_size,
+		       hweight64(subs), bytes);
 }
 
 /**
@@ -254,79 +214,40 @@ void gps_push_page(struct gps_dev *dev, struct gps_replica *src,
 		   unsigned int sub, const unsigned long *mask,
 		   unsigned int blocks, struct gps_fence_stats *st)
 {
-	struct gps_alloc *a = src->alloc;
-	struct gps_gpage *gp = gps_gpage(a, src->gidx);
-	unsigned int nbytes = bitmap_weight(mask, PAGE_SIZE);
-	u64 bytes = 0, sent = 0;
-	unsigned long subs;
-	u8 *from, *p;
-	int d;
-
 	gps_assert_harvesting(dev);
-	spin_lock(&gp->lock);
-	from = kmap_local_page(gps_push_source(src, sub));
-	subs = gp->subs & ~BIT_ULL(dev->id);
-	gps_for_each_sub(d, subs) {
-		struct gps_replica *r = gp->rep[d];
-
-		gps_still_check(r, sub, 0, PAGE_SIZE, "bulk push");
-		p = kmap_local_page(r->pages[sub]);
-		gps_apply(p, from, mask, PAGE_SIZE,
-			  gps_how(nbytes, PAGE_SIZE, gps_unwritten(r, sub)),
-			  !test_bit(sub, r->wmapped));
-		kunmap_local(p);
-		gps_still_sync(r, sub, 0, PAGE_SIZE);
-		if (r->twins[sub]) {
-			p = kmap_local_page(r->twins[sub]);
-			gps_apply(p, from, mask, PAGE_SIZE,
-				  gps_how(nbytes, PAGE_SIZE, false), true);
-			kunmap_local(p);
-		}
-		gps_count_traffic(dev, d, blocks, nbytes);
-		bytes += nbytes;
-		sent++;
-	}
-	kunmap_local(from);
-	spin_unlock(&gp->lock);
-
-	if (!sent)
-		return;
-	gps_link_charge(dev, bytes);
-	atomic64_add(blocks, &dev->stats.blocks_pushed);
-	atomic64_add(blocks, &dev->stats.blocks_bulk);
-	atomic64_add(bytes, &dev->stats.bytes_pushed);
-	atomic64_add(blocks, &a->pushes);
-	if (st) {
-		st->blocks_pushed += blocks;
-		st->bytes_pushed += bytes;
-	}
-	if (sent)
-		trace_gps_push(dev->id, a->handle,
-			       (((u64)src->gidx << a->gshift) +
-				((u64)sub << PAGE_SHIFT)) /
-			       dev->queue.block_size, sent, bytes);
+	gps_push_bytes(dev, src->alloc, src->gidx, sub, mask, 0, PAGE_SIZE,
+		       blocks, &dev->stats.blocks_bulk, st);
 }
 
 /*
- * Push and free the oldest entry and those after it of the same small
- * page (gps_push_joins()), @max at most.  Return: entries pushed, 0 if
- * the queue is empty or its oldest entry has not waited @age jiffies.
+ * Push the oldest entry's blocks, @max of them at most, lowest first, and
+ * take them out of the queue.  Return: blocks pushed, 0 if the queue is
+ * empty or its oldest entry has not waited @age jiffies.
  */
 static unsigned int gps_push_oldest(struct gps_dev *dev, unsigned int max,
 				    unsigned long age, bool early,
 				    struct gps_fence_stats *st)
 {
 	struct gps_queue *q = &dev->queue;
-	struct gps_qentry *first = gps_queue_nth(q, 0), *e;
-	unsigned int n = 1;
+	struct gps_qentry *e = gps_queue_oldest(q);
+	unsigned int bs = q->block_size, n = 0, lo = 0, hi = 0, k;
+	u64 off;
 
-	if (!first || !max || time_before(jiffies, first->added + age))
+	if (!e || !max || time_before(jiffies, e->added + age))
 		return 0;
-	while (n < max && (e = gps_queue_nth(q, n)) &&
-	       gps_push_joins(dev, first, e, age))
-		n++;
-	gps_push_entries(dev, n, early, st);
-	gps_queue_pop(dev, n);
+	for_each_set_bit(k, e->queued, PAGE_SIZE / bs) {
+		if (!n++)
+			lo = k * bs;
+		hi = (k + 1) * bs;
+		if (n == max)
+			break;
+	}
+	off = e->page << PAGE_SHIFT;
+	gps_push_bytes(dev, e->alloc, off >> e->alloc->gshift,
+		       (off >> PAGE_SHIFT) & (e->alloc->nr_sub - 1), e->mask,
+		       lo, hi, n,
+		       early ? &dev->stats.blocks_pushed_early : NULL, st);
+	gps_queue_take(dev, n < e->blocks ? hi : PAGE_SIZE);
 	return n;
 }
 
@@ -334,36 +255,31 @@ static unsigned int gps_push_oldest(struct gps_dev *dev, unsigned int max,
  * gps_push_queue() - queue the changed blocks of a small page
  * @dev: device whose replica changed, harvest_lock held
  * @a: allocation
- * @first: index within the allocation of the page's first block
- * @mask: changed bytes of the page, PAGE_SIZE bits
- * @blocks: blocks of the page with a changed byte
+ * @page: small page index within the allocation
+ * @mask: changed bytes of the page, PAGE_SIZE bits, none outside @blocks
+ * @blocks: blocks of the page with a changed byte, at least one
  * @st: fence statistics, or NULL
  *
- * A block already queued merges; a new one takes an entry.  Room for the
- * page's blocks is made first and the queue is then pushed down to its
- * high watermark (the paper's drain of the least recently added): the
- * entries that leave are those a push per block added would have sent,
- * and they leave by pages (gps_push_oldest()).
+ * A block already queued merges; the others join the page's entry, or
+ * a new one.  The queue is then pushed down to its high watermark, oldest
+ * blocks first (the paper's drain of the least recently added): a queue
+ * over its capacity for a moment sends the blocks that making room first
+ * would have sent, and never counts more than its capacity as held.
  */
-void gps_push_queue(struct gps_dev *dev, struct gps_alloc *a, u64 first,
-		    const unsigned long *mask, unsigned int blocks,
+void gps_push_queue(struct gps_dev *dev, struct gps_alloc *a, u64 page,
+		    const unsigned long *mask, const unsigned long *blocks,
 		    struct gps_fence_stats *st)
 {
 	struct gps_queue *q = &dev->queue;
-	unsigned int bs = q->block_size, need = min(blocks, q->capacity), k;
+	struct gps_qentry *e = gps_queue_find(dev, a, page);
 
-	while (q->capacity - q->count < need)
-		gps_push_oldest(dev, need - (q->capacity - q->count), 0, true,
-				st);
-	for (k = 0; k < PAGE_SIZE / bs; k++) {
-		const unsigned long *m = mask + k * bs / BITS_PER_LONG;
-
-		if (!gps_bytes_any(m, bs) ||
-		    gps_queue_merge(dev, a, first + k, m))
-			continue;
-		if (q->count >= q->capacity)
-			gps_push_oldest(dev, 1, 0, true, st);
-		gps_queue_insert(dev, a, first + k, m);
+	if (e) {
+		gps_queue_merge(dev, e, mask, blocks);
+	} else {
+		/* Entries all full: each holds one block. */
+		if (q->nr == q->capacity)
+			gps_push_oldest(dev, UINT_MAX, 0, true, st);
+		gps_queue_insert(dev, a, page, mask, blocks);
 	}
 	while (q->count > q->watermark)
 		gps_push_oldest(dev, q->count - q->watermark, 0, true, st);

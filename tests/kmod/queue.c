@@ -4,7 +4,8 @@
  * thread.  Many stores to one block between harvests cost one pushed
  * block; a block harvested twice before it is pushed merges into one
  * entry; the queue never holds more than its capacity and pushes its
- * oldest entries past the high watermark; the thread pushes while user
+ * oldest blocks past the high watermark, a page's blocks sharing an
+ * entry (cut from its lowest block); the thread pushes while user
  * code computes, before the fence, and a fence on its CPU returns while
  * it is pressed; a dense push keeps a receiver's queued store; the
  * block_size knob sets what one entry covers and rejects bad values.
@@ -419,11 +420,12 @@ TEST_F(queue, capacity_bounds_the_queue)
  * watermark and by the page's end must still send each block's bytes to
  * its own offset, and every changed block once.  Blocks of 64 pages,
  * changed in a pattern of bytes that differs by page and block, some
- * left alone; capacity 20 cuts the 32-block runs, 512 holds them all.
+ * left alone; capacities 1 and 20 cut the 32-block runs, 512 holds them
+ * all.
  */
 TEST_F(queue, runs_of_a_page_land_exact)
 {
-	static const unsigned int caps[] = { 20, 512 };
+	static const unsigned int caps[] = { 1, 20, 512 };
 	unsigned char *want = calloc(1, SZ);
 	long long blocks, bytes;
 	struct gps_fence_args f;
@@ -433,7 +435,7 @@ TEST_F(queue, runs_of_a_page_land_exact)
 		SKIP(return, "needs two devices");
 	ASSERT_NE(NULL, want);
 	ASSERT_EQ(0, gps_set_knob("bulk_blocks", 0));
-	for (c = 0; c < 2; c++) {
+	for (c = 0; c < 3; c++) {
 		ASSERT_EQ(0, gps_set_knob("queue_capacity", caps[c]));
 		blocks = bytes = 0;
 		for (pg = 0; pg < SZ / 4096; pg++) {
@@ -465,6 +467,75 @@ TEST_F(queue, runs_of_a_page_land_exact)
 		ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
 	}
 	free(want);
+}
+
+/*
+ * The blocks of a small page share an entry: the watermark cuts it from
+ * its lowest block up, and a block of the page queued again later joins
+ * the entry instead of waiting at the tail.  Capacity 8 (watermark 7):
+ * one byte in each of blocks 0-9 of a page leaves 3-9 queued, whatever
+ * harvests the thread split the stores into; new bytes in blocks 0 and 9
+ * then join and merge, and the push past the watermark sends block 0
+ * (lowest), not block 3 (oldest of a queue of blocks).
+ */
+TEST_F(queue, a_pages_blocks_share_an_entry)
+{
+	unsigned char want[4096] = {};
+	volatile unsigned char *v1;
+	long long early, queued, merged;
+	struct gps_fence_args f;
+	int k;
+
+	if (self->nr < 2)
+		SKIP(return, "needs two devices");
+	v1 = gps_map(self->fd, &self->b, 1);
+	ASSERT_NE(NULL, v1);
+	ASSERT_EQ(0, gps_set_knob("bulk_blocks", 0));
+	ASSERT_EQ(0, gps_set_knob("queue_capacity", 8));
+	ASSERT_EQ(0, gps_set_knob("dirty_wake", 1));
+	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 10000000));
+	ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
+	early = STAT("blocks_pushed_early");
+	queued = STAT("blocks_queued");
+	merged = STAT("blocks_merged");
+
+	for (k = 0; k < 10; k++) {
+		want[k * 128 + 5] = k + 1;
+		self->p[k * 128 + 5] = k + 1;
+	}
+	/* The third push comes with the tenth block, in one harvest. */
+	ASSERT_EQ(early + 3, gps_wait_stat_above(self->node0,
+						 "blocks_pushed_early",
+						 early + 2, 2000));
+	ASSERT_EQ(queued + 10, STAT("blocks_queued"));
+	ASSERT_EQ(7, STAT("queue_entries"));
+	ASSERT_EQ(8, STAT("queue_hwm"));
+	for (k = 0; k < 10; k++)
+		ASSERT_EQ(k < 3 ? k + 1 : 0, v1[k * 128 + 5]) {
+			TH_LOG("block %d", k);
+		}
+
+	want[5] = 100;
+	want[9 * 128 + 5] = 109;
+	self->p[5] = 100;
+	self->p[9 * 128 + 5] = 109;
+	ASSERT_EQ(merged + 1, gps_wait_stat_above(self->node0,
+						  "blocks_merged", merged,
+						  2000));
+	ASSERT_EQ(early + 4, gps_wait_stat_above(self->node0,
+						 "blocks_pushed_early",
+						 early + 3, 2000));
+	ASSERT_EQ(queued + 11, STAT("blocks_queued"));
+	ASSERT_EQ(7, STAT("queue_entries"));
+	ASSERT_EQ(100, v1[5]);
+	ASSERT_EQ(0, v1[3 * 128 + 5]);
+
+	ASSERT_EQ(0, gps_fence(self->fd, 0, &f));
+	ASSERT_EQ(7, f.blocks_pushed);
+	ASSERT_EQ(7 * (self->nr - 1), f.bytes_pushed);
+	ASSERT_EQ(0, STAT("queue_entries"));
+	ASSERT_EQ(-1, gps_replicas_differ(self->fd, &self->b, self->nr, 0,
+					  want, sizeof(want)));
 }
 
 /* Past the watermark the oldest entries go out before the drain. */
