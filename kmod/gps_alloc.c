@@ -28,6 +28,7 @@
 #include <linux/sched/signal.h>
 #include <linux/log2.h>
 #include "gps_internal.h"
+#include "gps_delay.h"
 
 /* Offsets of views in the file, in pages: never reused. */
 static atomic64_t gps_next_pgoff = ATOMIC64_INIT(16);
@@ -241,6 +242,7 @@ int gps_alloc_create(struct gps_ctx *ctx, struct gps_alloc_args *args)
 	mutex_unlock(&ctx->lock);
 	if (ret)
 		goto err_free;
+	gps_delay(GPS_DELAY_ALLOC_PUBLISH);
 	atomic64_inc(&gps_nr_allocs);
 	mutex_lock(&gps_all_allocs_lock);
 	list_add_tail(&a->all_link, &gps_all_allocs);

@@ -15,7 +15,8 @@
  *
  * In a module built with CONFIG_GPS_DEBUG, on a kernel with
  * CONFIG_FAULT_INJECTION_DEBUG_FS: the fault-injection directories
- * fail_<point> (gps_inject.c).
+ * fail_<point> (gps_inject.c); in any module built with it, the delay
+ * points delay_<point> (gps_delay.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -23,6 +24,7 @@
 #include <linux/seq_file.h>
 #include "gps_internal.h"
 #include "gps_inject.h"
+#include "gps_delay.h"
 
 static struct dentry *gps_debugfs_root;
 
@@ -126,6 +128,7 @@ void gps_debugfs_init(void)
 	debugfs_create_file("subscribers", 0444, gps_debugfs_root, NULL,
 			    &gps_subscribers_fops);
 	gps_inject_debugfs_init(gps_debugfs_root);
+	gps_delay_debugfs_init(gps_debugfs_root);
 	for (d = 0; d < gps_nr_devs; d++) {
 		struct gps_dev *dev = &gps_devs[d];
 

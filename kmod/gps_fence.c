@@ -24,6 +24,7 @@
 #include <linux/lockdep.h>
 #include "gps_internal.h"
 #include "gps_inject.h"
+#include "gps_delay.h"
 #include "gps_trace.h"
 
 /*
@@ -94,6 +95,7 @@ int gps_fence_devices(u64 mask, struct gps_fence_stats *st)
 		remote |= atomic_long_xchg(&gps_devs[d].remote_mask, 0);
 	remote &= all & ~named;
 	fenced = named | remote;
+	gps_delay(GPS_DELAY_FENCE_OWNERS);
 	/* The named devices in order, then the owners they wrote into. */
 	for_each_set_bit(d, &named, gps_nr_devs) {
 		ret = gps_fence_one(&gps_devs[d], st);

@@ -42,6 +42,7 @@
 #include "gps_internal.h"
 #include "gps_bytes.h"
 #include "gps_still.h"
+#include "gps_delay.h"
 #include "gps_trace.h"
 
 /* Backoff of an idle kept replica: 200 us << 20 exceeds any keep. */
@@ -303,6 +304,7 @@ static bool gps_write_protect(struct gps_replica *r, unsigned long *dirty,
 	gps_views_of(r, views);
 	spin_unlock(&gp->lock);
 	bitmap_zero(expiring, nr);
+	gps_delay(GPS_DELAY_HARVEST_LOCK);
 
 	for_each_set_bit(i, dirty, nr)
 		lock_page(r->pages[i]);

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Delay points: named windows of the driver's races that a test can
+ * widen, so that a race happens every time instead of once in hours
+ * (tests/kmod/races.c).  Each point has a directory
+ * /sys/kernel/debug/gps/delay_<point>/ with us (the sleep, in
+ * microseconds), probability (percent of passes that sleep) and hits
+ * (passes that slept).  They exist only in a module built with
+ * CONFIG_GPS_DEBUG; elsewhere gps_delay() compiles away.  A point is
+ * always in a context that may sleep.
+ */
+#ifndef _GPS_DELAY_H
+#define _GPS_DELAY_H
+
+#include <linux/kconfig.h>
+
+struct dentry;
+
+/**
+ * enum gps_delay_point - where a race's window can be widened
+ * @GPS_DELAY_ALLOC_PUBLISH: gps_alloc_create(), after the new handle is
+ *	visible to the file's other users, before the call returns
+ * @GPS_DELAY_FENCE_OWNERS: gps_fence_devices(), after the owners a device
+ *	wrote into are taken, before they are fenced
+ * @GPS_DELAY_HARVEST_LOCK: gps_write_protect(), between reading a
+ *	replica's dirty pages and write-protecting them
+ * @GPS_NR_DELAY_POINTS: number of points
+ */
+enum gps_delay_point {
+	GPS_DELAY_ALLOC_PUBLISH,
+	GPS_DELAY_FENCE_OWNERS,
+	GPS_DELAY_HARVEST_LOCK,
+	GPS_NR_DELAY_POINTS
+};
+
+#if IS_ENABLED(CONFIG_GPS_DEBUG)
+void gps_delay(enum gps_delay_point point);
+void gps_delay_debugfs_init(struct dentry *root);
+#else
+static inline void gps_delay(enum gps_delay_point point)
+{
+}
+
+static inline void gps_delay_debugfs_init(struct dentry *root)
+{
+}
+#endif
+
+#endif /* _GPS_DELAY_H */

@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Description: races of gps.ko made to happen every time.  In a module
+ * built with CONFIG_GPS_DEBUG (the debug kernel's guests) each test opens
+ * one window of the driver wide with a delay point,
+ * /sys/kernel/debug/gps/delay_<point>/ (us, probability, hits), holds one
+ * task in it and runs the racing call beside it:
+ *
+ *  - alloc_publish: GPS_IOC_FREE of an allocation's handle while
+ *    GPS_IOC_ALLOC that made it has not returned yet.  The free succeeds,
+ *    the allocation's reply is still right, and nothing is left counted
+ *    (nr_allocs) or reported (KASAN, list debugging).
+ *  - fence_owners: two fences of one device that wrote, as a
+ *    non-subscriber, into another device's replica.  Neither returns
+ *    before that store reached every subscriber.
+ *  - killed_fence: the same, when the first fence is killed while it
+ *    waits for the owner: the second still publishes the store.
+ *  - harvest_snapshot: a view that maps a page writable for the first
+ *    time while a harvest is about to write-protect it.  Its later stores
+ *    are published by the next fence and survive a push into the page.
+ *
+ * Without the delay points (stock kernels) each test runs the same calls
+ * a number of rounds without widening anything, with the same asserts:
+ * evidence only in proportion to the rounds.  Delay settings and knobs
+ * are restored.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "gps_test.h"
+
+#define GP		GPS_PAGE_64K
+#define WINDOW_US	400000		/* a delay point's sleep */
+#define PLAIN_ROUNDS	50		/* rounds without delay points */
+
+static int delay_path(char *path, size_t len, const char *point,
+		      const char *attr)
+{
+	return snprintf(path, len, GPS_DEBUGFS "delay_%s/%s", point, attr);
+}
+
+static long long delay_get(const char *point, const char *attr)
+{
+	char path[256];
+	long long v = -1;
+	FILE *f;
+
+	delay_path(path, sizeof(path), point, attr);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static int delay_set(const char *point, const char *attr, long long v)
+{
+	char path[256], buf[32];
+	int fd, n, ret = 0;
+
+	delay_path(path, sizeof(path), point, attr);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = snprintf(buf, sizeof(buf), "%lld\n", v);
+	if (write(fd, buf, n) != n)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* Every pass through @point sleeps @us; 0: off. */
+static int delay_arm(const char *point, long long us)
+{
+	return delay_set(point, "us", us) ||
+	       delay_set(point, "probability", us ? 100 : 0) ? -1 : 0;
+}
+
+/* Wait up to 5 s for @point's hits to pass @old. */
+static int delay_wait_hit(const char *point, long long old)
+{
+	long long end = gps_now_ms() + 5000;
+
+	while (delay_get(point, "hits") <= old)
+		if (gps_now_ms() > end)
+			return -1;
+		else
+			usleep(1000);
+	return 0;
+}
+
+static const char *const race_points[] = {
+	"alloc_publish", "fence_owners", "harvest_lock",
+};
+
+#define NR_RACE_POINTS	(sizeof(race_points) / sizeof(race_points[0]))
+
+FIXTURE(races) {
+	struct gps_fixture;
+	int delays;			/* the delay points exist */
+	int rounds;			/* 1 with them, PLAIN_ROUNDS without */
+};
+
+FIXTURE_VARIANT(races) {
+	int delayed;			/* widen the windows */
+};
+
+FIXTURE_VARIANT_ADD(races, delayed) {
+	.delayed = 1,
+};
+
+FIXTURE_VARIANT_ADD(races, plain) {
+	.delayed = 0,
+};
+
+static const char *const race_knobs[] = {
+	GPS_KNOBS_COMMON, "keep_writable_ms", NULL,
+};
+
+FIXTURE_SETUP(races)
+{
+	char path[256];
+
+	if (gps_fixture_setup(_metadata, gps_fx(self), 1, race_knobs))
+		return;
+	delay_path(path, sizeof(path), race_points[0], "us");
+	self->delays = access(path, F_OK) == 0;
+	if (variant->delayed && !self->delays)
+		SKIP(return, "no delay points (module without CONFIG_GPS_DEBUG)");
+	self->rounds = variant->delayed ? 1 : PLAIN_ROUNDS;
+	/* Only fences publish: the push thread could close a window. */
+	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 0));
+}
+
+FIXTURE_TEARDOWN(races)
+{
+	unsigned int i;
+
+	if (self->delays)
+		for (i = 0; i < NR_RACE_POINTS; i++)
+			EXPECT_EQ(0, delay_arm(race_points[i], 0));
+	gps_fixture_teardown(_metadata, gps_fx(self));
+}
+
+/* Open @point's window when the variant widens windows. */
+static int race_arm(const struct _fixture_variant_races *variant,
+		    const char *point)
+{
+	return variant->delayed ? delay_arm(point, WINDOW_US) : 0;
+}
+
+struct freer {
+	int fd;
+	uint64_t handle;
+	volatile int stop;
+	volatile int freed;
+};
+
+static void *free_loop(void *arg)
+{
+	struct freer *f = arg;
+	struct gps_free_args a = { .handle = f->handle };
+
+	while (!f->stop && !f->freed)
+		if (!ioctl(f->fd, GPS_IOC_FREE, &a))
+			f->freed = 1;
+	return NULL;
+}
+
+/*
+ * A handle freed by another thread while its GPS_IOC_ALLOC is still in
+ * the driver: the allocation is gone for good (a second free fails),
+ * the reply is still the allocation's, and nothing is left behind.
+ */
+TEST_F(races, alloc_publish)
+{
+	struct gps_fixture *fx = gps_fx(self);
+	int r;
+
+	for (r = 0; r < self->rounds; r++) {
+		struct freer f = { .fd = fx->fd };
+		long long hits = variant->delayed ?
+				 delay_get("alloc_publish", "hits") : 0;
+		struct gps_buf b;
+		pthread_t t;
+
+		/* Handles come from one counter: the next one is known. */
+		ASSERT_EQ(0, gps_alloc(fx->fd, &b, GP, GPS_MEM_GPS, 0, 0, GP));
+		ASSERT_EQ(0, gps_free(fx->fd, &b));
+		f.handle = b.args.handle + 1;
+		ASSERT_EQ(0, race_arm(variant, "alloc_publish"));
+		ASSERT_EQ(0, pthread_create(&t, NULL, free_loop, &f));
+		ASSERT_EQ(0, gps_alloc(fx->fd, &b, 3 * GP, GPS_MEM_GPS, 0, 0,
+				       GP));
+		f.stop = 1;
+		ASSERT_EQ(0, pthread_join(t, NULL));
+		if (variant->delayed)
+			ASSERT_EQ(0, delay_arm("alloc_publish", 0));
+		ASSERT_EQ(f.handle, b.args.handle);
+		ASSERT_EQ(3 * GP, b.args.alloc_size);
+		ASSERT_EQ(GP, b.args.out_page_size);
+		if (variant->delayed) {
+			/* The window was open, and the free went into it. */
+			ASSERT_LT(hits, delay_get("alloc_publish", "hits"));
+			ASSERT_TRUE(f.freed);
+		}
+		if (f.freed) {
+			ASSERT_EQ(-EINVAL, gps_free(fx->fd, &b));
+		} else {
+			ASSERT_EQ(0, gps_free(fx->fd, &b));
+		}
+	}
+	/* No allocation, replica or twin left counted. */
+	ASSERT_TRUE(gps_usage_eq(fx->start, gps_usage_wait(fx->start, 2000)));
+}
+
+struct fencer {
+	int fd;
+	uint32_t device;
+	int ret;
+};
+
+static void *fence_thread(void *arg)
+{
+	struct fencer *f = arg;
+
+	f->ret = gps_fence(f->fd, f->device, NULL);
+	return NULL;
+}
+
+/*
+ * A manual allocation of one GPS page subscribed by devices 0 and 2,
+ * with device 1 (not a subscriber) storing @v into byte @off through
+ * its view, which maps a subscriber's replica.
+ */
+static void owners_setup(struct __test_metadata *_metadata,
+			 struct gps_fixture *fx, unsigned char v)
+{
+	unsigned char *v1;
+
+	ASSERT_EQ(0, gps_alloc(fx->fd, &fx->b, GP, GPS_MEM_GPS,
+			       GPS_ALLOC_MANUAL, 0, GP));
+	fx->have_b = 1;
+	ASSERT_EQ(0, gps_advise(fx->fd, &fx->b, 0, GP, GPS_ADVISE_SUBSCRIBE,
+				2, NULL));
+	ASSERT_EQ(0x5ULL, gps_subs(fx->fd, &fx->b, 0));
+	v1 = gps_map(fx->fd, &fx->b, 1);
+	ASSERT_NE(NULL, v1);
+	v1[100] = v;
+}
+
+/* Both subscribers' replicas hold @v at byte 100. */
+static int owners_published(struct __test_metadata *_metadata,
+			    struct gps_fixture *fx, unsigned char v)
+{
+	unsigned char got[2];
+
+	EXPECT_EQ(0, gps_read(fx->fd, &fx->b, 0, 100, &got[0], 1));
+	EXPECT_EQ(0, gps_read(fx->fd, &fx->b, 2, 100, &got[1], 1));
+	if (got[0] != v || got[1] != v)
+		TH_LOG("replica 0: %u, replica 2: %u, not %u", got[0], got[1],
+		       v);
+	return got[0] == v && got[1] == v;
+}
+
+/*
+ * Two fences of device 1 at once, the first held after it took the
+ * owners device 1 wrote into: the second returns only once device 1's
+ * store is in both subscribers' replicas.
+ */
+TEST_F(races, fence_owners)
+{
+	struct gps_fixture *fx = gps_fx(self);
+	int r;
+
+	if (fx->nr < 3)
+		SKIP(return, "needs 3 devices");
+	for (r = 0; r < self->rounds; r++) {
+		struct fencer first = { .fd = fx->fd, .device = 1 };
+		long long hits = variant->delayed ?
+				 delay_get("fence_owners", "hits") : 0;
+		unsigned char v = 1 + r % 250;
+		pthread_t t;
+
+		owners_setup(_metadata, fx, v);
+		ASSERT_EQ(0, race_arm(variant, "fence_owners"));
+		ASSERT_EQ(0, pthread_create(&t, NULL, fence_thread, &first));
+		if (variant->delayed) {
+			/* The first is in the window; the second passes. */
+			ASSERT_EQ(0, delay_wait_hit("fence_owners", hits));
+			ASSERT_EQ(0, delay_arm("fence_owners", 0));
+		}
+		ASSERT_EQ(0, gps_fence(fx->fd, 1, NULL));
+		ASSERT_TRUE(owners_published(_metadata, fx, v));
+		ASSERT_EQ(0, pthread_join(t, NULL));
+		ASSERT_EQ(0, first.ret);
+		ASSERT_EQ(0, gps_free(fx->fd, &fx->b));
+		fx->have_b = 0;
+	}
+}
+
+/*
+ * The first fence of device 1 is killed while it waits for the harvest_lock
+ * of the owner device 1 wrote into, held by a fence of the owner itself
+ * (held in the harvest of another allocation): a later fence of device 1
+ * still publishes device 1's store.
+ */
+TEST_F(races, killed_fence)
+{
+	struct gps_fixture *fx = gps_fx(self);
+	struct fencer fo = { .fd = fx->fd };
+	unsigned char got[2], *vx;
+	struct gps_buf x;
+	long long hits;
+	int status;
+	pthread_t t;
+	pid_t pid;
+
+	if (fx->nr < 3)
+		SKIP(return, "needs 3 devices");
+	if (!variant->delayed)
+		SKIP(return, "needs the delay points to be killed in the window");
+	/* No replica stays on a dirty list for pages kept writable. */
+	ASSERT_EQ(0, gps_set_knob("keep_writable_ms", 0));
+	/* The owner's own dirty page, for its fence to be held in. */
+	ASSERT_EQ(0, gps_alloc(fx->fd, &x, GP, GPS_MEM_GPS, 0, 0, GP));
+	ASSERT_EQ(0, gps_advise(fx->fd, &x, 0, GP, GPS_ADVISE_SUBSCRIBE, 2,
+				NULL));
+	owners_setup(_metadata, fx, 5);
+	/* Device 1's store went into the replica of its view's owner. */
+	ASSERT_EQ(0, gps_read(fx->fd, &fx->b, 0, 100, &got[0], 1));
+	ASSERT_EQ(0, gps_read(fx->fd, &fx->b, 2, 100, &got[1], 1));
+	ASSERT_EQ(5, got[0] | got[1]);
+	fo.device = got[0] == 5 ? 0 : 2;
+	ASSERT_EQ(0, gps_fence(fx->fd, GPS_FENCE_ALL, NULL));
+	vx = gps_map(fx->fd, &x, fo.device);
+	ASSERT_NE(NULL, vx);
+	vx[0] = 1;
+	/* The owner's fence takes one dirty replica, and is held in it. */
+	hits = delay_get("harvest_lock", "hits");
+	ASSERT_EQ(0, delay_arm("harvest_lock", 3 * WINDOW_US));
+	ASSERT_EQ(0, pthread_create(&t, NULL, fence_thread, &fo));
+	ASSERT_EQ(0, delay_wait_hit("harvest_lock", hits));
+	ASSERT_EQ(0, delay_arm("harvest_lock", 0));
+	/* Device 1 stores again: on the owner's list, after that fence. */
+	((unsigned char *)fx->b.view[1])[100] = 7;
+	hits = delay_get("fence_owners", "hits");
+	ASSERT_EQ(0, delay_arm("fence_owners", WINDOW_US / 4));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* Takes device 1's owners, then waits for the owner's lock. */
+		gps_fence(fx->fd, 1, NULL);
+		_exit(0);
+	}
+	/* Past the owners' window, into the wait for the owner's lock. */
+	ASSERT_EQ(0, delay_wait_hit("fence_owners", hits));
+	ASSERT_EQ(0, delay_arm("fence_owners", 0));
+	usleep(WINDOW_US / 2);
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFSIGNALED(status));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	ASSERT_EQ(0, fo.ret);
+	ASSERT_EQ(0, gps_fence(fx->fd, 1, NULL));
+	ASSERT_TRUE(owners_published(_metadata, fx, 7));
+	ASSERT_EQ(0, gps_free(fx->fd, &x));
+}
+
+/*
+ * The host view maps a page writable for the first time while device 0's
+ * harvest of it is held between reading its dirty pages and protecting
+ * them (keep_writable_ms 0: every view is protected).  A store through
+ * the host view after that fence still faults, so the next fence
+ * publishes it; a push of device 1's store into the page keeps it.
+ */
+TEST_F(races, harvest_snapshot)
+{
+	struct gps_fixture *fx = gps_fx(self);
+	int r;
+
+	if (fx->nr < 2)
+		SKIP(return, "needs 2 devices");
+	ASSERT_EQ(0, gps_set_knob("keep_writable_ms", 0));
+	for (r = 0; r < self->rounds; r++) {
+		struct fencer f0 = { .fd = fx->fd, .device = 0 };
+		long long hits = variant->delayed ?
+				 delay_get("harvest_lock", "hits") : 0;
+		unsigned char *v0, *v1, *host, got[4];
+		pthread_t t;
+		int d;
+
+		gps_fixture_alloc(_metadata, fx, GP, GP, 2);
+		v0 = fx->b.view[0];
+		v1 = fx->b.view[1];
+		host = mmap(NULL, GP, PROT_READ | PROT_WRITE, MAP_SHARED,
+			    fx->fd, fx->b.args.offset +
+			    (uint64_t)fx->nr * fx->b.args.view_stride);
+		ASSERT_NE(MAP_FAILED, host);
+		v0[0] = 1;
+		ASSERT_EQ(0, race_arm(variant, "harvest_lock"));
+		ASSERT_EQ(0, pthread_create(&t, NULL, fence_thread, &f0));
+		if (variant->delayed)
+			ASSERT_EQ(0, delay_wait_hit("harvest_lock", hits));
+		host[100] = 2;		/* first store through the host view */
+		ASSERT_EQ(0, pthread_join(t, NULL));
+		ASSERT_EQ(0, f0.ret);
+		if (variant->delayed)
+			ASSERT_EQ(0, delay_arm("harvest_lock", 0));
+		host[200] = 3;		/* after that fence */
+		v1[300] = 4;		/* pushed into device 0's page */
+		ASSERT_EQ(0, gps_fence(fx->fd, GPS_FENCE_ALL, NULL));
+		for (d = 0; d < 2; d++) {
+			ASSERT_EQ(0, gps_read(fx->fd, &fx->b, d, 0, &got[0], 1));
+			ASSERT_EQ(0, gps_read(fx->fd, &fx->b, d, 100, &got[1], 1));
+			ASSERT_EQ(0, gps_read(fx->fd, &fx->b, d, 200, &got[2], 1));
+			ASSERT_EQ(0, gps_read(fx->fd, &fx->b, d, 300, &got[3], 1));
+			EXPECT_EQ(1, got[0]);
+			EXPECT_EQ(2, got[1]);
+			EXPECT_EQ(3, got[2]) TH_LOG("device %d lost the host's "
+						    "store after the harvest",
+						    d);
+			EXPECT_EQ(4, got[3]);
+		}
+		ASSERT_EQ(0, munmap(host, GP));
+		ASSERT_EQ(0, gps_free(fx->fd, &fx->b));
+		fx->have_b = 0;
+		memset(fx->b.view, 0, sizeof(fx->b.view));
+	}
+}
+
+TEST_HARNESS_MAIN
