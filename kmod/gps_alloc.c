@@ -234,6 +234,19 @@ int gps_alloc_create(struct gps_ctx *ctx, struct gps_alloc_args *args)
 	}
 
 	a->handle = atomic64_inc_return(&gps_next_handle);
+	args->handle = a->handle;
+	args->offset = (u64)a->pgoff << PAGE_SHIFT;
+	args->view_stride = (u64)a->stride << PAGE_SHIFT;
+	args->alloc_size = size;
+	args->out_page_size = ps;
+	/*
+	 * Complete before the handle is published: from then on another
+	 * thread of the file may free @a, so nothing here touches it after.
+	 */
+	atomic64_inc(&gps_nr_allocs);
+	mutex_lock(&gps_all_allocs_lock);
+	list_add_tail(&a->all_link, &gps_all_allocs);
+	mutex_unlock(&gps_all_allocs_lock);
 	mutex_lock(&ctx->lock);
 	/* Born during tracking: recorded like the others. */
 	a->tracking = ctx->tracking && args->kind == GPS_MEM_GPS &&
@@ -241,20 +254,15 @@ int gps_alloc_create(struct gps_ctx *ctx, struct gps_alloc_args *args)
 	ret = xa_insert(&ctx->allocs, a->handle, a, GFP_KERNEL);
 	mutex_unlock(&ctx->lock);
 	if (ret)
-		goto err_free;
+		goto err_unlist;
 	gps_delay(GPS_DELAY_ALLOC_PUBLISH);
-	atomic64_inc(&gps_nr_allocs);
-	mutex_lock(&gps_all_allocs_lock);
-	list_add_tail(&a->all_link, &gps_all_allocs);
-	mutex_unlock(&gps_all_allocs_lock);
-
-	args->handle = a->handle;
-	args->offset = (u64)a->pgoff << PAGE_SHIFT;
-	args->view_stride = (u64)a->stride << PAGE_SHIFT;
-	args->alloc_size = size;
-	args->out_page_size = ps;
 	return 0;
 
+err_unlist:
+	mutex_lock(&gps_all_allocs_lock);
+	list_del_init(&a->all_link);
+	mutex_unlock(&gps_all_allocs_lock);
+	atomic64_dec(&gps_nr_allocs);
 err_free:
 	gps_alloc_put(a);	/* frees replicas made so far */
 	return ret;
