@@ -68,6 +68,55 @@ static int gps_fence_one(struct gps_dev *dev, struct gps_fence_stats *st)
 	return 0;
 }
 
+/* Give back to the devices of @mask the owners in @taken. */
+static void gps_fence_owners_unlock(unsigned long mask,
+				    const unsigned long *taken, bool failed)
+{
+	int d;
+
+	for_each_set_bit(d, &mask, gps_nr_devs) {
+		if (failed && taken[d])
+			atomic_long_or(taken[d], &gps_devs[d].remote_mask);
+		mutex_unlock(&gps_devs[d].remote_lock);
+	}
+}
+
+/*
+ * Fence the owners of replicas the devices of @named wrote into as
+ * non-subscribers: their stores sit on the owners' dirty lists.  A
+ * device's record of them is taken and fenced under its remote_lock, so
+ * that another fence of the device, which finds the record empty, waits
+ * until they are out; on -EINTR what was taken goes back to the record.
+ * Adds the owners fenced to @fenced.
+ */
+static int gps_fence_owners(unsigned long named, unsigned long *fenced,
+			    struct gps_fence_stats *st)
+{
+	unsigned long taken[GPS_MAX_DEVICES] = {}, owners = 0, locked = 0;
+	int d, ret = 0;
+
+	for_each_set_bit(d, &named, gps_nr_devs) {
+		if (mutex_lock_killable(&gps_devs[d].remote_lock)) {
+			ret = -EINTR;
+			goto out;
+		}
+		__set_bit(d, &locked);
+		taken[d] = atomic_long_xchg(&gps_devs[d].remote_mask, 0);
+		owners |= taken[d];
+	}
+	owners &= gps_all_devices() & ~named;
+	gps_delay(GPS_DELAY_FENCE_OWNERS);
+	for_each_set_bit(d, &owners, gps_nr_devs) {
+		ret = gps_fence_one(&gps_devs[d], st);
+		if (ret)
+			goto out;
+	}
+	*fenced |= owners;
+out:
+	gps_fence_owners_unlock(locked, taken, ret);
+	return ret;
+}
+
 /**
  * gps_fence_devices() - publish every store the devices of @mask made
  *	before the call
@@ -75,41 +124,32 @@ static int gps_fence_one(struct gps_dev *dev, struct gps_fence_stats *st)
  * @st: statistics of the work done
  *
  * Each device named is fenced, then each device whose replicas they
- * wrote into as non-subscribers (their stores sit on that owner's dirty
- * list).  The devices' links carry their pushes at the same time, so the
- * fence then waits once, for the link that finishes last, and pays the
- * link latency once if anything was pushed.  Stores through host views
- * are in the home devices' replicas (or the nearest subscribers'), so a
- * fence of those devices publishes them too.
+ * wrote into as non-subscribers (gps_fence_owners()).  The devices'
+ * links carry their pushes at the same time, so the fence then waits
+ * once, for the link that finishes last, and pays the link latency once
+ * if anything was pushed.  Stores through host views are in the home
+ * devices' replicas (or the nearest subscribers'), so a fence of those
+ * devices publishes them too.
  *
  * Return: 0, or -EINTR if a fatal signal arrived while waiting.
  */
 int gps_fence_devices(u64 mask, struct gps_fence_stats *st)
 {
-	u64 all = gps_nr_devs == 64 ? ~0ULL : BIT_ULL(gps_nr_devs) - 1;
-	unsigned long named = mask & all, remote = 0, fenced;
+	unsigned long named = mask & gps_all_devices(), fenced = named;
 	u64 before = st->bytes_pushed;
 	int d, ret;
 
-	for_each_set_bit(d, &named, gps_nr_devs)
-		remote |= atomic_long_xchg(&gps_devs[d].remote_mask, 0);
-	remote &= all & ~named;
-	fenced = named | remote;
-	gps_delay(GPS_DELAY_FENCE_OWNERS);
-	/* The named devices in order, then the owners they wrote into. */
 	for_each_set_bit(d, &named, gps_nr_devs) {
 		ret = gps_fence_one(&gps_devs[d], st);
 		if (ret)
 			return ret;
 	}
-	for_each_set_bit(d, &remote, gps_nr_devs) {
-		ret = gps_fence_one(&gps_devs[d], st);
-		if (ret)
-			return ret;
-	}
+	ret = gps_fence_owners(named, &fenced, st);
+	if (ret)
+		return ret;
 	gps_link_wait_all(fenced, st->bytes_pushed != before);
-	trace_gps_fence(named == all ? (int)GPS_FENCE_ALL : __ffs(named),
-			st->pages_harvested, st->blocks_pushed,
+	trace_gps_fence(named == gps_all_devices() ? (int)GPS_FENCE_ALL :
+			__ffs(named), st->pages_harvested, st->blocks_pushed,
 			st->bytes_pushed);
 	return 0;
 }
@@ -163,10 +203,8 @@ int gps_fence_host(struct gps_ctx *ctx, u64 mask, struct gps_fence_stats *st)
  */
 int gps_fence(int device, struct gps_fence_stats *st)
 {
-	u64 all = gps_nr_devs == 64 ? ~0ULL : BIT_ULL(gps_nr_devs) - 1;
-
-	return gps_fence_devices(device == (int)GPS_FENCE_ALL ? all :
-				 BIT_ULL(device), st);
+	return gps_fence_devices(device == (int)GPS_FENCE_ALL ?
+				 gps_all_devices() : BIT_ULL(device), st);
 }
 
 /**

@@ -19,6 +19,7 @@
  * Outermost first::
  *
  *   gps_knob_lock                      (knob changes)
+ *   gps_dev.remote_lock                (several: in device order)
  *     gps_dev.harvest_lock             (several: in device order)
  *       gps_alloc.sub_sem              (write: subscription changes)
  *         page lock of replica pages   (several: ascending, harvest only)
@@ -27,8 +28,10 @@
  *           gps_dev.dirty_lock         (spinlock)
  *       gps_dev.link_lock              (spinlock, a leaf)
  *
- * Beside the tree: gps_ctx.host_lock -> gps_dev.harvest_lock: a host
- * fence (gps_fence_host()), which nothing else nests in.
+ * Beside the tree: gps_ctx.host_lock -> gps_dev.remote_lock ->
+ * gps_dev.harvest_lock: a host fence (gps_fence_host()), which nothing
+ * else nests in.  A remote_lock is held only by fences
+ * (gps_fence_owners()), around the harvest_locks of the owners they fence.
  * mmap_lock (or the VMA lock) -> gps_alloc.sub_sem ->
  * page lock: the fault paths (sub_sem for reading; inside the page lock,
  * gps_gpage.lock -> gps_dev.dirty_lock as in the tree).  mmap_lock ->
@@ -193,6 +196,7 @@ struct gps_dev {
 	unsigned long nr_dirty;
 	unsigned long nr_hot;		/* of nr_dirty: kept writable only */
 	atomic_long_t remote_mask;	/* devices whose replicas we dirtied */
+	struct mutex remote_lock;	/* taking and fencing remote_mask */
 	struct gps_queue queue;
 	struct gps_dev_stats stats;
 	struct gps_diff *scratch;	/* diff output, under harvest_lock */
@@ -376,6 +380,12 @@ extern atomic64_t gps_twin_pages;
  * the home device's but is never kept writable, so that its write faults
  * tell host fences whose replicas the host wrote (gps_fence_host()).
  */
+/* Every device, as a mask. */
+static inline u64 gps_all_devices(void)
+{
+	return gps_nr_devs == 64 ? ~0ULL : BIT_ULL(gps_nr_devs) - 1;
+}
+
 static inline unsigned int gps_nr_views(void)
 {
 	return gps_nr_devs + 1;

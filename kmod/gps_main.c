@@ -63,8 +63,12 @@ atomic64_t gps_nr_allocs;
 atomic64_t gps_replica_pages;
 atomic64_t gps_twin_pages;
 
-/* harvest_locks nest in device order: one lockdep class per device. */
+/*
+ * harvest_locks, and remote_locks, nest in device order: one lockdep
+ * class per device.
+ */
 static struct lock_class_key gps_harvest_keys[GPS_MAX_DEVICES];
+static struct lock_class_key gps_remote_keys[GPS_MAX_DEVICES];
 static struct workqueue_struct *gps_wq;
 
 static int gps_open(struct inode *inode, struct file *file)
@@ -194,7 +198,7 @@ static int gps_ioc_advise(struct gps_ctx *ctx, void *data)
  */
 static int gps_fence_target(u32 device, u32 flags, u64 mask, u64 *out)
 {
-	u64 all = gps_nr_devs == 64 ? ~0ULL : BIT_ULL(gps_nr_devs) - 1;
+	u64 all = gps_all_devices();
 
 	*out = 0;
 	if (flags & ~GPS_FENCE_FLAGS)
@@ -497,6 +501,8 @@ static int gps_devs_init(void)
 		init_waitqueue_head(&dev->wait);
 		mutex_init(&dev->harvest_lock);
 		lockdep_set_class(&dev->harvest_lock, &gps_harvest_keys[d]);
+		mutex_init(&dev->remote_lock);
+		lockdep_set_class(&dev->remote_lock, &gps_remote_keys[d]);
 		spin_lock_init(&dev->dirty_lock);
 		spin_lock_init(&dev->link_lock);
 		INIT_LIST_HEAD(&dev->dirty);
