@@ -301,13 +301,21 @@ static bool gps_write_protect(struct gps_replica *r, unsigned long *dirty,
 
 	spin_lock(&gp->lock);
 	bitmap_copy(dirty, r->dirty, nr);
-	gps_views_of(r, views);
 	spin_unlock(&gp->lock);
 	bitmap_zero(expiring, nr);
 	gps_delay(GPS_DELAY_HARVEST_LOCK);
 
+	/*
+	 * The views are read with the pages locked: a view that maps one
+	 * writable does so in page_mkwrite, page locked, so either it is
+	 * among them or its fault comes after, and dirties the page again.
+	 * Dirty bits are cleared only by harvests, which hold our lock.
+	 */
 	for_each_set_bit(i, dirty, nr)
 		lock_page(r->pages[i]);
+	spin_lock(&gp->lock);
+	gps_views_of(r, views);
+	spin_unlock(&gp->lock);
 	/* seen: jiffies | 1, 0 for never (jiffies start near wrap) */
 	if (kept) {
 		for_each_set_bit(i, dirty, nr) {
