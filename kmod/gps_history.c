@@ -18,11 +18,16 @@
  *  - "HANDLE GIDX": only entries of that GPS page of that allocation,
  *    and those that concern every page (fences, zaps of a range holding
  *    it, tracking changes and the allocation's free); "HANDLE" alone:
- *    every page of the allocation;
+ *    every page of the allocation; "HANDLE GIDX SUB": of the GPS page's
+ *    entries, those of every small page (harvests, subscription changes)
+ *    and those of small page SUB (faults, diffs, queueing and pushes of
+ *    it, captures and write-protections that took it);
  *  - "all": no filter;
  *  - "clear": forget every entry recorded so far;
  *  - "off" and "on": stop and resume recording, so that a test that found
- *    an anomaly can read what led to it before it is written over.
+ *    an anomaly can read what led to it before it is written over;
+ *  - "mark N": an entry of every allocation holding N, which a test also
+ *    notes in its own history, to line the two up.
  *
  * Built only with CONFIG_GPS_DEBUG.
  */
@@ -67,6 +72,7 @@ static bool gps_hist_on = true;
 static DEFINE_MUTEX(gps_hist_filter_lock);
 static u64 gps_hist_handle;		/* 0: every entry */
 static long gps_hist_gidx = -1;		/* -1: every page */
+static int gps_hist_sub = -1;		/* -1: every small page */
 
 static const char *const gps_hist_names[GPS_NR_HIST_TYPES] = {
 	[GPS_H_FAULT] = "fault",
@@ -89,6 +95,7 @@ static const char *const gps_hist_names[GPS_NR_HIST_TYPES] = {
 	[GPS_H_FENCE_END] = "fence-done",
 	[GPS_H_TRACK] = "track",
 	[GPS_H_FREE] = "free",
+	[GPS_H_MARK] = "mark",
 };
 
 /**
@@ -176,6 +183,7 @@ struct gps_hist_reader {
 	u64 first, end;			/* indices [first, end) */
 	u64 handle;
 	long gidx;
+	int sub;
 	u64 pos;			/* of the entry shown next */
 	u64 t0;				/* ns of the first entry printed */
 	bool started;
@@ -194,7 +202,27 @@ static bool gps_hist_match(const struct gps_hist_reader *rd,
 	if (e->type == GPS_H_ZAP)
 		return rd->gidx >= e->gidx &&
 		       rd->gidx - e->gidx < e->extra;
-	return e->gidx == rd->gidx;
+	if (e->gidx != rd->gidx)
+		return false;
+	switch (e->type) {
+	case GPS_H_FAULT:
+	case GPS_H_WFAULT:
+	case GPS_H_DIFF:
+	case GPS_H_QINSERT:
+	case GPS_H_QMERGE:
+	case GPS_H_PUSH:
+	case GPS_H_PUSH_NONE:
+		return rd->sub < 0 || e->sub == rd->sub;
+	case GPS_H_CAPTURE:
+	case GPS_H_PROTECT:
+	case GPS_H_RETIRE:
+		/* @extra: a bitmap of the small pages from @sub */
+		return rd->sub < 0 ||
+		       (rd->sub >= e->sub && rd->sub - e->sub < 32 &&
+			(e->extra & BIT(rd->sub - e->sub)));
+	default:
+		return true;
+	}
 }
 
 static const char *const gps_hist_how[] = { "masked", "whole", "copy", "?" };
@@ -283,6 +311,9 @@ static void gps_hist_show_entry(struct seq_file *m,
 	case GPS_H_TRACK:
 		seq_puts(m, x ? " start" : " stop");
 		break;
+	case GPS_H_MARK:
+		seq_printf(m, " %u", x);
+		break;
 	default:
 		break;
 	}
@@ -359,6 +390,7 @@ static int gps_hist_open(struct inode *inode, struct file *file)
 	mutex_lock(&gps_hist_filter_lock);
 	rd->handle = gps_hist_handle;
 	rd->gidx = gps_hist_gidx;
+	rd->sub = gps_hist_sub;
 	mutex_unlock(&gps_hist_filter_lock);
 	return 0;
 }
@@ -369,7 +401,8 @@ static ssize_t gps_hist_write(struct file *file, const char __user *ubuf,
 	unsigned long long handle;
 	char buf[64];
 	long gidx = -1;
-	int n;
+	int n, sub = -1;
+	u32 mark;
 
 	if (count >= sizeof(buf))
 		return -EINVAL;
@@ -381,6 +414,10 @@ static ssize_t gps_hist_write(struct file *file, const char __user *ubuf,
 		atomic64_set(&gps_hist_from, atomic64_read(&gps_hist_head));
 		return count;
 	}
+	if (sscanf(buf, "mark %u", &mark) == 1) {
+		gps_hist(GPS_H_MARK, -1, -1, NULL, 0, 0, mark);
+		return count;
+	}
 	if (!strcmp(buf, "on") || !strcmp(buf, "off")) {
 		WRITE_ONCE(gps_hist_on, buf[1] == 'n');
 		return count;
@@ -388,13 +425,15 @@ static ssize_t gps_hist_write(struct file *file, const char __user *ubuf,
 	if (!strcmp(buf, "all")) {
 		handle = 0;
 	} else {
-		n = sscanf(buf, "%llu %ld", &handle, &gidx);
-		if (n < 1 || !handle || (n == 2 && gidx < 0))
+		n = sscanf(buf, "%llu %ld %d", &handle, &gidx, &sub);
+		if (n < 1 || !handle || (n >= 2 && gidx < 0) ||
+		    (n == 3 && sub < 0))
 			return -EINVAL;
 	}
 	mutex_lock(&gps_hist_filter_lock);
 	gps_hist_handle = handle;
 	gps_hist_gidx = gidx;
+	gps_hist_sub = sub;
 	mutex_unlock(&gps_hist_filter_lock);
 	return count;
 }

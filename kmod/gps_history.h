@@ -54,6 +54,8 @@ struct gps_alloc;
  * @GPS_H_FENCE_END: gps_fence_locked() done on @dev
  * @GPS_H_TRACK: tracking starts (@extra 1) or stops (0) on an allocation
  * @GPS_H_FREE: an allocation is freed
+ * @GPS_H_MARK: "mark N" written to the history file: @extra N, for a
+ *	test to line its own clock up with the ring's
  * @GPS_NR_HIST_TYPES: number of types
  */
 enum gps_hist_type {
@@ -77,6 +79,7 @@ enum gps_hist_type {
 	GPS_H_FENCE_END,
 	GPS_H_TRACK,
 	GPS_H_FREE,
+	GPS_H_MARK,
 	GPS_NR_HIST_TYPES
 };
 
