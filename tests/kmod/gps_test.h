@@ -482,10 +482,10 @@ static inline int gps_history_cmd(const char *cmd)
 
 /*
  * The history lines of GPS page @gidx of allocation @handle (every page
- * for @gidx < 0), oldest first, in a malloc()ed string, or NULL.  The
- * filter is left set.
+ * for @gidx < 0), of its small page @sub (every one for @sub < 0), oldest
+ * first, in a malloc()ed string, or NULL.  The filter is left set.
  */
-static inline char *gps_history_read(uint64_t handle, long gidx)
+static inline char *gps_history_read(uint64_t handle, long gidx, int sub)
 {
 	size_t len = 0, cap = 1 << 16;
 	char cmd[64], *buf = malloc(cap), *more;
@@ -494,9 +494,12 @@ static inline char *gps_history_read(uint64_t handle, long gidx)
 
 	if (gidx < 0)
 		snprintf(cmd, sizeof(cmd), "%llu", (unsigned long long)handle);
-	else
+	else if (sub < 0)
 		snprintf(cmd, sizeof(cmd), "%llu %ld",
 			 (unsigned long long)handle, gidx);
+	else
+		snprintf(cmd, sizeof(cmd), "%llu %ld %d",
+			 (unsigned long long)handle, gidx, sub);
 	if (!buf || gps_history_cmd(cmd))
 		goto err;
 	fd = open(GPS_HISTORY, O_RDONLY);

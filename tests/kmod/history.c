@@ -120,7 +120,7 @@ TEST_F(history, store_fence_sequence)
 	ASSERT_EQ(0, gps_read(self->fd, &self->b, 1, off, &got, 4));
 	ASSERT_EQ(0x1234, got);
 
-	text = gps_history_read(self->b.args.handle, 0);
+	text = gps_history_read(self->b.args.handle, 0, -1);
 	ASSERT_NE(NULL, text);
 	n = hparse(text, h, 256);
 	ASSERT_GT(n, 0);
@@ -152,13 +152,13 @@ TEST_F(history, store_fence_sequence)
 	p[1] = 5;
 	ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
 	ASSERT_EQ(0, gps_history_cmd("on"));
-	text = gps_history_read(self->b.args.handle, 0);
+	text = gps_history_read(self->b.args.handle, 0, -1);
 	ASSERT_NE(NULL, text);
 	ASSERT_EQ(n, hparse(text, h, 256));
 	free(text);
 
 	/* The neighbour's own history holds its store. */
-	text = gps_history_read(self->b.args.handle, 1);
+	text = gps_history_read(self->b.args.handle, 1, -1);
 	ASSERT_NE(NULL, text);
 	n = hparse(text, h, 256);
 	EXPECT_LE(0, hfind(h, n, 0, "wfault", 0, "view 0 dev 0 owner 0"));
