@@ -28,6 +28,7 @@
 #include <linux/sched/signal.h>
 #include <linux/log2.h>
 #include "gps_internal.h"
+#include "gps_history.h"
 #include "gps_delay.h"
 
 /* Offsets of views in the file, in pages: never reused. */
@@ -314,6 +315,7 @@ int gps_alloc_free(struct gps_ctx *ctx, u64 handle)
 	mutex_unlock(&ctx->lock);
 	if (!a)
 		return -EINVAL;
+	gps_hist(GPS_H_FREE, -1, -1, a, 0, 0, 0);
 	gps_alloc_kill(a);
 	down_write(&a->sub_sem);
 	gps_pagetable_free(a);

@@ -16,7 +16,8 @@
  * In a module built with CONFIG_GPS_DEBUG, on a kernel with
  * CONFIG_FAULT_INJECTION_DEBUG_FS: the fault-injection directories
  * fail_<point> (gps_inject.c); in any module built with it, the delay
- * points delay_<point> (gps_delay.c).
+ * points delay_<point> (gps_delay.c) and the history ring, history
+ * (gps_history.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -25,6 +26,7 @@
 #include "gps_internal.h"
 #include "gps_inject.h"
 #include "gps_delay.h"
+#include "gps_history.h"
 
 static struct dentry *gps_debugfs_root;
 
@@ -129,6 +131,7 @@ void gps_debugfs_init(void)
 			    &gps_subscribers_fops);
 	gps_inject_debugfs_init(gps_debugfs_root);
 	gps_delay_debugfs_init(gps_debugfs_root);
+	gps_history_debugfs_init(gps_debugfs_root);
 	for (d = 0; d < gps_nr_devs; d++) {
 		struct gps_dev *dev = &gps_devs[d];
 

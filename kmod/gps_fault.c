@@ -48,6 +48,7 @@
 #include "gps_internal.h"
 #include "gps_inject.h"
 #include "gps_still.h"
+#include "gps_history.h"
 #include "gps_trace.h"
 
 static void gps_view_pos(struct gps_alloc *a, pgoff_t pgoff, int *view,
@@ -110,7 +111,7 @@ static vm_fault_t gps_fault(struct vm_fault *vmf)
 	struct gps_alloc *a = vmf->vma->vm_private_data;
 	struct gps_replica *r;
 	unsigned long gidx;
-	unsigned int sub;
+	unsigned int sub, n = 0;
 	struct page *page;
 	int view, dev;
 
@@ -144,10 +145,14 @@ static vm_fault_t gps_fault(struct vm_fault *vmf)
 	set_bit(view, r->mapped_views);
 	lock_page(page);
 	if (!(vmf->flags & FAULT_FLAG_WRITE) && a->nr_sub > 1) {
-		unsigned int lo, n = gps_window(vmf, a, sub, &lo);
+		unsigned int lo;
 
+		n = gps_window(vmf, a, sub, &lo);
 		gps_map_around(vmf, r, sub, lo, n);
 	}
+	gps_hist(GPS_H_FAULT, dev, view, a, gidx, sub, n << 16 |
+		 (vmf->flags & FAULT_FLAG_WRITE ? GPS_HF_WRITE : 0) |
+		 (READ_ONCE(a->tracking) ? GPS_HF_TRACK : 0));
 	up_read(&a->sub_sem);
 
 	if (!(vmf->flags & FAULT_FLAG_WRITE))
@@ -216,7 +221,8 @@ static void gps_capture_around(struct vm_fault *vmf, struct gps_replica *r,
 	};
 	gfp_t gfp = GFP_HIGHUSER | __GFP_ACCOUNT | __GFP_NOWARN | __GFP_NORETRY;
 	int nid = gps_devs[r->dev].nid;
-	unsigned int s, i, end, done = 0, new_twins = 0;
+	unsigned int s, i, end, done = 0, new_twins = 0, twins0;
+	u32 cm;
 
 	bitmap_zero(captured, GPS_PAGE_2M / PAGE_SIZE);
 	for (s = lo; s < lo + n; s = end) {
@@ -232,6 +238,8 @@ static void gps_capture_around(struct vm_fault *vmf, struct gps_replica *r,
 		}
 
 		spin_lock(&gp->lock);
+		cm = 0;
+		twins0 = new_twins;
 		i = s;
 		for_each_set_bit_from(i, captured, end) {
 			if (!r->twins[i] && !twins[i - s]) {
@@ -248,8 +256,11 @@ static void gps_capture_around(struct vm_fault *vmf, struct gps_replica *r,
 			}
 			set_bit(i, r->dirty);
 			gps_set_wmapped(r, i);
+			cm |= BIT(i - s);
 			done++;
 		}
+		gps_hist(GPS_H_CAPTURE, r->dev, dev, r->alloc, r->gidx, s,
+			 cm | (new_twins - twins0) << 16);
 		/* A harvest may have taken r off the list meanwhile. */
 		gps_mark_dirty(r);
 		spin_unlock(&gp->lock);
@@ -283,6 +294,7 @@ static vm_fault_t gps_page_mkwrite(struct vm_fault *vmf)
 	unsigned long gidx;
 	unsigned int sub, lo, n = 0;
 	int view, dev, owner;
+	u32 hf = 0;
 
 	gps_view_pos(a, vmf->pgoff, &view, &gidx, &sub);
 	dev = gps_view_dev(a, view);
@@ -296,6 +308,7 @@ retry:
 	r = gps_view_replica(a, gp, view);
 	if (!r || r->pages[sub] != page) {
 		/* The view's target changed under us: fault again. */
+		gps_hist(GPS_H_WFAULT, dev, view, a, gidx, sub, GPS_HF_RETRY);
 		up_read(&a->sub_sem);
 		if (twin)
 			put_page(twin);
@@ -309,6 +322,8 @@ retry:
 		spin_lock(&gp->lock);
 		gps_still_drop(r, sub, "only copy");
 		gps_set_wmapped(r, sub);
+		gps_hist(GPS_H_WFAULT, dev, view, a, gidx, sub,
+			 r->dev | GPS_HF_ONLY);
 		spin_unlock(&gp->lock);
 		up_read(&a->sub_sem);
 		if (twin)
@@ -336,6 +351,7 @@ retry:
 		copy_highpage(twin, page);
 		r->twins[sub] = twin;
 		twin = NULL;
+		hf |= GPS_HF_NEWTWIN;
 		atomic64_inc(&gps_twin_pages);
 		atomic64_inc(&gps_devs[r->dev].stats.twin_pages);
 	}
@@ -348,6 +364,8 @@ retry:
 		r->narrow = false;
 	if (a->nr_sub > 1 && !r->narrow)
 		n = gps_window(vmf, a, sub, &lo);
+	gps_hist(GPS_H_WFAULT, dev, view, a, gidx, sub,
+		 owner | hf | (n > 1 ? GPS_HF_WIDE : 0));
 	spin_unlock(&gp->lock);
 	if (n > 1)
 		gps_capture_around(vmf, r, dev, sub, lo, n);

@@ -25,6 +25,7 @@
 #include "gps_internal.h"
 #include "gps_inject.h"
 #include "gps_delay.h"
+#include "gps_history.h"
 #include "gps_trace.h"
 
 /*
@@ -41,11 +42,13 @@ static void gps_fence_locked(struct gps_dev *dev, struct gps_fence_stats *st,
 	spin_lock(&dev->dirty_lock);
 	nr = dev->nr_dirty;
 	spin_unlock(&dev->dirty_lock);
+	gps_hist(GPS_H_FENCE_START, dev->id, help, NULL, 0, 0, nr);
 	if (help)
 		gps_harvest_helped(dev, nr, st);
 	else
 		gps_harvest(dev, nr, 0, st);
 	gps_push_drain(dev, st);
+	gps_hist(GPS_H_FENCE_END, dev->id, -1, NULL, 0, 0, 0);
 	atomic64_inc(&dev->stats.fences);
 }
 
@@ -105,6 +108,7 @@ static int gps_fence_owners(unsigned long named, unsigned long *fenced,
 		owners |= taken[d];
 	}
 	owners &= gps_all_devices() & ~named;
+	gps_hist(GPS_H_FENCE, -1, -1, NULL, 0, 0, named | owners << 16);
 	gps_delay(GPS_DELAY_FENCE_OWNERS);
 	for_each_set_bit(d, &owners, gps_nr_devs) {
 		ret = gps_fence_one(&gps_devs[d], st);

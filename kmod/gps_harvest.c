@@ -43,6 +43,7 @@
 #include "gps_bytes.h"
 #include "gps_still.h"
 #include "gps_delay.h"
+#include "gps_history.h"
 #include "gps_trace.h"
 
 /* Backoff of an idle kept replica: 200 us << 20 exceeds any keep. */
@@ -334,6 +335,7 @@ static bool gps_write_protect(struct gps_replica *r, unsigned long *dirty,
 		bitmap_andnot(r->dirty, r->dirty, dirty, nr);
 		bitmap_zero(r->kept, nr);
 	}
+	gps_hist_bits(GPS_H_PROTECT, r->dev, kept, a, r->gidx, dirty, nr);
 	spin_unlock(&gp->lock);
 
 	/*
@@ -387,6 +389,8 @@ static unsigned int gps_diff_page(struct gps_replica *r, unsigned int sub,
 	spin_lock(&gp->lock);
 	if (!r->twins[sub]) {
 		/* Harvested twice in a row and freed: nothing new. */
+		gps_hist(GPS_H_DIFF, r->dev, 0, r->alloc, r->gidx, sub,
+			 GPS_HF_NOTWIN);
 		spin_unlock(&gp->lock);
 		return 0;
 	}
@@ -409,6 +413,8 @@ static unsigned int gps_diff_page(struct gps_replica *r, unsigned int sub,
 		*free_twin = r->twins[sub];
 		r->twins[sub] = NULL;
 	}
+	gps_hist(GPS_H_DIFF, r->dev, 0, r->alloc, r->gidx, sub,
+		 nb | (keep ? GPS_HF_KEEP : 0));
 	spin_unlock(&gp->lock);
 	return nb;
 }
@@ -431,6 +437,7 @@ static void gps_retire(struct gps_replica *r, const unsigned long *idle)
 	bitmap_andnot(r->dirty, r->dirty, idle, nr);
 	bitmap_andnot(r->kept, r->kept, idle, nr);
 	gps_views_of(r, views);
+	gps_hist_bits(GPS_H_RETIRE, r->dev, 0, r->alloc, r->gidx, idle, nr);
 	spin_unlock(&gp->lock);
 	gps_protect_views(r, views, idle, idle, false);
 	spin_lock(&gp->lock);
@@ -489,7 +496,7 @@ unsigned int gps_harvest_replica(struct gps_harvester *h,
 	struct gps_gpage *gp = gps_gpage(a, r->gidx);
 	unsigned int i, nb, pages = 0, changed = 0;
 	u64 t0 = gps_clock();
-	bool stored = false, kept;
+	bool stored = false, kept, hot;
 
 	gps_assert_harvesting(dev);
 	kept = gps_write_protect(r, dirty, idle);
@@ -520,8 +527,12 @@ unsigned int gps_harvest_replica(struct gps_harvester *h,
 	if (pages)
 		r->narrow = changed < 2;
 	/* idle is a part of dirty: pages are left kept unless it is all */
-	if (kept && !bitmap_equal(dirty, idle, a->nr_sub))
+	hot = kept && !bitmap_equal(dirty, idle, a->nr_sub);
+	if (hot)
 		gps_mark_hot(r, stored);
+	gps_hist(GPS_H_HARVEST, r->dev, (kept ? GPS_HH_KEPT : 0) |
+		 (stored ? GPS_HH_STORED : 0) | (hot ? GPS_HH_HOT : 0),
+		 a, r->gidx, 0, pages | changed << 16);
 	spin_unlock(&gp->lock);
 	atomic64_add(pages, &dev->stats.pages_harvested);
 	if (h->st)

@@ -33,6 +33,7 @@
 #endif
 #include "gps_internal.h"
 #include "gps_inject.h"
+#include "gps_history.h"
 
 struct gps_knobs gps_knobs = {
 	.page_size = GPS_PAGE_64K,
@@ -559,6 +560,7 @@ err_debugfs:
 	gps_sysfs_exit();
 err_free_devs:
 	gps_devs_free();
+	gps_history_free();
 err_destroy_wq:
 	destroy_workqueue(gps_wq);
 	return ret;
@@ -571,6 +573,7 @@ static void __exit gps_exit(void)
 	gps_sysfs_exit();
 	destroy_workqueue(gps_wq);
 	gps_devs_free();
+	gps_history_free();
 }
 
 module_init(gps_init);

@@ -24,6 +24,7 @@
 #include <linux/vmstat.h>
 #include <linux/lockdep.h>
 #include "gps_internal.h"
+#include "gps_history.h"
 #include "gps_still.h"
 #include "gps_inject.h"
 
@@ -259,6 +260,7 @@ void gps_zap_views(struct gps_alloc *a, unsigned long first, unsigned long nr,
 	int d;
 
 	lockdep_assert_held_write(&a->sub_sem);
+	gps_hist(GPS_H_ZAP, -1, removed ? removed->dev : -1, a, first, 0, nr);
 	gps_zap_range(a, first, nr);
 	if (removed)
 		gps_page_barrier(removed);

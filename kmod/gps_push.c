@@ -40,6 +40,7 @@
 #include "gps_internal.h"
 #include "gps_bytes.h"
 #include "gps_still.h"
+#include "gps_history.h"
 #include "gps_trace.h"
 
 /*
@@ -144,6 +145,8 @@ static void gps_push_bytes(struct gps_dev *dev, struct gps_alloc *a,
 	unsigned long subs;
 	u64 bytes = 0;
 	u8 *from, *p;
+	enum gps_how how;
+	bool still;
 	int d;
 
 	if (!nbytes)
@@ -152,6 +155,7 @@ static void gps_push_bytes(struct gps_dev *dev, struct gps_alloc *a,
 	src = gp->rep[dev->id];
 	subs = gp->subs & ~BIT_ULL(dev->id);
 	if (!src || !subs) {
+		gps_hist(GPS_H_PUSH_NONE, dev->id, -1, a, gidx, sub, !!src);
 		spin_unlock(&gp->lock);
 		return;
 	}
@@ -159,10 +163,10 @@ static void gps_push_bytes(struct gps_dev *dev, struct gps_alloc *a,
 	gps_for_each_sub(d, subs) {
 		r = gp->rep[d];
 		gps_still_check(r, sub, lo, len, "push");
+		how = gps_how(nbytes, len, gps_unwritten(r, sub));
+		still = !test_bit(sub, r->wmapped);
 		p = kmap_local_page(r->pages[sub]);
-		gps_apply(p + lo, from + lo, m, len,
-			  gps_how(nbytes, len, gps_unwritten(r, sub)),
-			  !test_bit(sub, r->wmapped));
+		gps_apply(p + lo, from + lo, m, len, how, still);
 		kunmap_local(p);
 		gps_still_sync(r, sub, lo, len);
 		if (r->twins[sub]) {
@@ -171,6 +175,11 @@ static void gps_push_bytes(struct gps_dev *dev, struct gps_alloc *a,
 				  gps_how(nbytes, len, false), true);
 			kunmap_local(p);
 		}
+		gps_hist(GPS_H_PUSH, dev->id, d, a, gidx, sub, how |
+			 (still ? GPS_HF_STILL : 0) |
+			 (r->twins[sub] ? GPS_HF_RTWIN : 0) |
+			 (src->twins[sub] ? GPS_HF_FROMTWIN : 0) |
+			 lo / 64 << 8 | hi / 64 << 16 | min(blocks, 255U) << 24);
 		gps_count_traffic(dev, d, blocks, nbytes);
 		bytes += nbytes;
 	}
@@ -273,6 +282,9 @@ void gps_push_queue(struct gps_dev *dev, struct gps_alloc *a, u64 page,
 	struct gps_queue *q = &dev->queue;
 	struct gps_qentry *e = gps_queue_find(dev, a, page);
 
+	gps_hist(e ? GPS_H_QMERGE : GPS_H_QINSERT, dev->id, -1, a,
+		 page >> (a->gshift - PAGE_SHIFT), page & (a->nr_sub - 1),
+		 bitmap_weight(blocks, GPS_QBLOCKS_MAX));
 	if (e) {
 		gps_queue_merge(dev, e, mask, blocks);
 	} else {

@@ -20,6 +20,7 @@
 #include <linux/sched/signal.h>
 #include <linux/log2.h>
 #include "gps_internal.h"
+#include "gps_history.h"
 
 /**
  * gps_subscribe_page() - give @dev a replica of GPS page @g, filled
@@ -56,6 +57,7 @@ int gps_subscribe_page(struct gps_alloc *a, unsigned long g, int dev)
 	gp->rep[dev] = r;
 	gp->subs |= BIT_ULL(dev);
 	gp->collapsed = false;
+	gps_hist(GPS_H_SUB, dev, src->dev, a, g, 0, 0);
 	spin_unlock(&gp->lock);
 	return 1;
 }
@@ -100,6 +102,7 @@ void gps_unsubscribe_page(struct gps_alloc *a, unsigned long g, int dev,
 	gp->subs &= ~BIT_ULL(dev);
 	spin_unlock(&gp->lock);
 	spin_lock(&owner->dirty_lock);
+	gps_hist(GPS_H_UNSUB, dev, -1, a, g, 0, r->on_dirty_list);
 	gps_dirty_del(owner, r);
 	spin_unlock(&owner->dirty_lock);
 	if (zap)
@@ -120,6 +123,7 @@ static int gps_collapse_page(struct gps_alloc *a, unsigned long g, int dev)
 		gps_unsubscribe_page(a, g, d, false);
 		dropped++;
 	}
+	gps_hist(GPS_H_COLLAPSE, keep, -1, a, g, 0, dropped);
 	if (!gp->collapsed)
 		atomic64_inc(&gps_devs[keep].stats.collapses);
 	gp->collapsed = true;

@@ -27,6 +27,7 @@
 #include <linux/mm.h>
 #include <linux/sched/signal.h>
 #include "gps_internal.h"
+#include "gps_history.h"
 
 static bool gps_tracked(struct gps_alloc *a)
 {
@@ -116,6 +117,8 @@ static int gps_track_one(struct gps_alloc *a, struct gps_track_args *args)
 	down_write(&a->sub_sem);
 	/* Born during this START: already tracked, already recording. */
 	if (!a->dead && !(args->op == GPS_TRACK_START && a->tracking)) {
+		gps_hist(GPS_H_TRACK, -1, -1, a, 0, 0,
+			 args->op == GPS_TRACK_START);
 		if (args->op == GPS_TRACK_START)
 			gps_track_start(a, args);
 		else

@@ -461,6 +461,70 @@ static inline int gps_set_policy(const char *policy)
 	return gps_set_knob_str("track_policy", policy);
 }
 
+/*
+ * The driver's history ring (CONFIG_GPS_DEBUG modules only): its file, a
+ * command written to it ("HANDLE [GIDX]", "all", "clear", "on", "off"),
+ * and what it prints under a filter.
+ */
+#define GPS_HISTORY	GPS_DEBUGFS "history"
+
+static inline int gps_history_cmd(const char *cmd)
+{
+	int fd = open(GPS_HISTORY, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, cmd, strlen(cmd)) != (ssize_t)strlen(cmd))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * The history lines of GPS page @gidx of allocation @handle (every page
+ * for @gidx < 0), of its small page @sub (every one for @sub < 0), oldest
+ * first, in a malloc()ed string, or NULL.  The filter is left set.
+ */
+static inline char *gps_history_read(uint64_t handle, long gidx, int sub)
+{
+	size_t len = 0, cap = 1 << 16;
+	char cmd[64], *buf = malloc(cap), *more;
+	ssize_t n;
+	int fd;
+
+	if (gidx < 0)
+		snprintf(cmd, sizeof(cmd), "%llu", (unsigned long long)handle);
+	else if (sub < 0)
+		snprintf(cmd, sizeof(cmd), "%llu %ld",
+			 (unsigned long long)handle, gidx);
+	else
+		snprintf(cmd, sizeof(cmd), "%llu %ld %d",
+			 (unsigned long long)handle, gidx, sub);
+	if (!buf || gps_history_cmd(cmd))
+		goto err;
+	fd = open(GPS_HISTORY, O_RDONLY);
+	if (fd < 0)
+		goto err;
+	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
+		len += n;
+		if (cap - len > 4096)
+			continue;
+		more = realloc(buf, cap * 2);
+		if (!more) {
+			close(fd);
+			goto err;
+		}
+		buf = more;
+		cap *= 2;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return buf;
+err:
+	free(buf);
+	return NULL;
+}
+
 #ifdef CPU_SET
 /* The CPUs of NUMA node @node (its sysfs cpulist); 0 or -1. */
 static inline int gps_node_cpus(int node, cpu_set_t *set)

@@ -22,10 +22,28 @@
  * Prints the operations done and the anomalies found, and fails on any
  * anomaly.  Bounded in time: GPS_TORTURE_SECS (default 6) seconds of
  * rounds; GPS_TORTURE_PROCS (default 2) processes; GPS_TORTURE_SEED.
+ *
+ * The history of the first lost store (issue 29): the torture keeps its
+ * own, in rings shared by the processes: the last TT_BHIST stores to each
+ * block (thread, value, view), the last TT_PHIST subscription changes of
+ * each GPS page (device, advice, result) and the last TT_GHIST fences,
+ * host fences, view switches, tracking toggles and releases, each with
+ * its CLOCK_MONOTONIC time (read through the TSC: a clock_gettime() per
+ * store would read the emulated HPET under qemu).  At the first anomaly
+ * of a block, recording stops here and in the driver's history ring
+ * (/sys/kernel/debug/gps/history, modules built with CONFIG_GPS_DEBUG);
+ * at the end both are printed, "# hist: " lines, after the anomalies:
+ * the torture's events of that block and GPS page in time order, then
+ * the driver's last TT_KHIST lines of that GPS page.  Each release is
+ * written into both histories as "mark <round>", to line them up.
  */
 #include <pthread.h>
 #include <sched.h>
 #include <sys/wait.h>
+#include <time.h>
+#ifdef __x86_64__
+#include <x86intrin.h>
+#endif
 
 #include "kselftest_harness.h"
 #include "gps_test.h"
@@ -45,6 +63,33 @@ static const struct {
 	{ 256 * 1024, GPS_PAGE_64K },
 	{ 64 * 1024, GPS_PAGE_4K },
 	{ 2 * 1024 * 1024, GPS_PAGE_2M },
+};
+
+#define TT_BHIST	16		/* stores kept per block */
+#define TT_PHIST	64		/* subscription changes per GPS page */
+#define TT_GHIST	8192		/* fences, tracking, releases */
+#define TT_KHIST	200		/* driver history lines printed */
+#define TT_PRINT	200		/* torture history lines printed */
+
+enum tt_ev_kind {
+	E_STORE, E_FENCE, E_HOST_FENCE, E_VIEW, E_ADVISE, E_TRACK,
+	E_RELEASE, E_ANOMALY,
+};
+
+/* One event of the torture's history. */
+struct tt_ev {
+	uint64_t ns;
+	uint32_t v;		/* value stored, advice, mask, round */
+	int32_t rc;		/* errno of a call, 0 */
+	uint32_t arg;		/* advise: first page << 16 | pages */
+	int16_t g;		/* thread */
+	int8_t kind;
+	int8_t dev;		/* view, device */
+};
+
+struct tt_ring {
+	uint32_t n;		/* events ever recorded */
+	struct tt_ev ev[];
 };
 
 enum tt_op {
@@ -69,6 +114,18 @@ struct tt_shared {
 	char first[8][200];		/* the first anomalies */
 	/* expected[a][block][g]: owner g's last sequence number */
 	uint32_t *expected[TT_ALLOCS];
+	/* the torture's history, and the first anomaly of a block */
+	int have_khist;			/* the driver's ring exists */
+	volatile int frozen;		/* recording stopped */
+	int first_a;
+	uint64_t first_b;
+	uint32_t round;
+	uint32_t *bidx[TT_ALLOCS];	/* per block: stores recorded */
+	struct tt_ev *bev[TT_ALLOCS];	/* TT_BHIST per block */
+	uint32_t *pidx[TT_ALLOCS];	/* per GPS page */
+	struct tt_ev *pev[TT_ALLOCS];	/* TT_PHIST per GPS page */
+	uint32_t gidx;
+	struct tt_ev gev[TT_GHIST];
 };
 
 static struct tt_shared *sh;
@@ -95,6 +152,107 @@ static uint64_t rnd_below(struct tt_thread *t, uint64_t n)
 	return n ? rnd(&t->rng) % n : 0;
 }
 
+/* CLOCK_MONOTONIC in ns, through the TSC, calibrated at the start. */
+static uint64_t tt_tsc0, tt_mono0;
+static double tt_ns_per_tick = 1;
+
+static uint64_t tt_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static uint64_t tt_ns(void)
+{
+#ifdef __x86_64__
+	return tt_mono0 + (uint64_t)((double)(__rdtsc() - tt_tsc0) *
+				     tt_ns_per_tick);
+#else
+	return tt_mono();
+#endif
+}
+
+static void tt_clock_init(void)
+{
+#ifdef __x86_64__
+	uint64_t m0 = tt_mono(), c0 = __rdtsc(), m1, c1;
+
+	usleep(20000);
+	m1 = tt_mono();
+	c1 = __rdtsc();
+	if (c1 > c0)
+		tt_ns_per_tick = (double)(m1 - m0) / (double)(c1 - c0);
+	tt_tsc0 = c1;
+	tt_mono0 = m1;
+#endif
+}
+
+static void hrec(struct tt_ev *ring, uint32_t *n, unsigned int size, int kind,
+		 int g, int dev, uint32_t v, int32_t rc, uint32_t arg)
+{
+	struct tt_ev *e;
+
+	if (sh->frozen)
+		return;
+	e = &ring[__atomic_fetch_add(n, 1, __ATOMIC_RELAXED) % size];
+	e->ns = tt_ns();
+	e->kind = kind;
+	e->g = g;
+	e->dev = dev;
+	e->v = v;
+	e->rc = rc;
+	e->arg = arg;
+}
+
+/* An event of no block or page: fences, tracking, releases. */
+static void hglobal(int kind, int g, int dev, uint32_t v, int32_t rc)
+{
+	hrec(sh->gev, &sh->gidx, TT_GHIST, kind, g, dev, v, rc, 0);
+}
+
+static uint64_t tt_gpage(int a, uint64_t block)
+{
+	return block * TT_BLOCK / tt_a[a].out_page_size;
+}
+
+/* An advice on GPS pages [@first, @first + @nr) of allocation @a. */
+static void hadvise(int a, uint64_t first, uint64_t nr, int g, int dev,
+		    uint32_t advice, int32_t rc)
+{
+	uint64_t p;
+
+	for (p = first; p < first + nr; p++)
+		hrec(&sh->pev[a][p * TT_PHIST], &sh->pidx[a][p], TT_PHIST,
+		     E_ADVISE, g, dev, advice, rc, first << 16 | nr);
+}
+
+static void tt_khist(const char *cmd)
+{
+	if (sh->have_khist)
+		gps_history_cmd(cmd);
+}
+
+/*
+ * A block's anomaly: the first one stops both histories, so that what
+ * led to it is still there at the end.
+ */
+static void first_anomaly(int a, uint64_t b, int g, int view)
+{
+	int zero = 0;
+
+	if (!__atomic_compare_exchange_n(&sh->frozen, &zero, 1, 0,
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return;
+	tt_khist("off");
+	sh->first_a = a;
+	sh->first_b = b;
+	sh->gev[sh->gidx++ % TT_GHIST] = (struct tt_ev){
+		.ns = tt_ns(), .kind = E_ANOMALY, .g = g, .dev = view,
+	};
+}
+
 static void anomaly(const char *fmt, ...)
 {
 	long n = __atomic_fetch_add(&sh->anomalies, 1, __ATOMIC_SEQ_CST);
@@ -117,6 +275,15 @@ static uint32_t *expect_of(int a, uint64_t block)
 	return &sh->expected[a][block * TT_MAX_THREADS];
 }
 
+/* A fence of our device, noted in the history; 0 or -1 with errno. */
+static int tt_fence(struct tt_thread *t)
+{
+	int ret = gps_fence(tt_fd, t->dev, NULL);
+
+	hglobal(E_FENCE, t->g, t->dev, 0, ret ? errno : 0);
+	return ret;
+}
+
 /* A host fence (GPS_FENCE_HOST), sometimes naming our device too. */
 static void host_fence(struct tt_thread *t)
 {
@@ -125,8 +292,11 @@ static void host_fence(struct tt_thread *t)
 		.device_mask = rnd_below(t, 4) ? 0 : 1ULL << t->dev,
 	};
 
-	if (ioctl(tt_fd, GPS_IOC_FENCE, &f))
-		anomaly("host fence: errno %d", errno);
+	int rc = ioctl(tt_fd, GPS_IOC_FENCE, &f) ? errno : 0;
+
+	hglobal(E_HOST_FENCE, t->g, -1, f.device_mask, rc);
+	if (rc)
+		anomaly("host fence: errno %d", rc);
 	else
 		op_done(T_HOST_FENCE, 1);
 }
@@ -144,10 +314,11 @@ static void pick_view(struct tt_thread *t)
 		return;
 	if (t->via == tt_nr) {
 		host_fence(t);
-	} else if (gps_fence(tt_fd, t->dev, NULL)) {
+	} else if (tt_fence(t)) {
 		anomaly("fence %d: errno %d", t->dev, errno);
 		return;
 	}
+	hglobal(E_VIEW, t->g, via, t->via, 0);
 	t->via = via;
 }
 
@@ -166,16 +337,20 @@ static void do_store(struct tt_thread *t)
 		uint32_t seq = *e + 1;
 
 		p = (uint32_t *)(t->view[a][t->via] + b * TT_BLOCK);
+		hrec(&sh->bev[a][b * TT_BHIST], &sh->bidx[a][b], TT_BHIST,
+		     E_STORE, t->g, t->via, seq, 0, 0);
 		p[t->g] = seq;
 		*e = seq;
 		t->touched[a][b] = 1;
 		if (sh->race)
 			p[TT_RACE_SLOT] = (t->g + 1) << 24 | (seq & 0xffffff);
 		/* a thread reads its own writes, at once */
-		if (p[t->g] != seq)
+		if (p[t->g] != seq) {
+			first_anomaly(a, b, t->g, t->via);
 			anomaly("proc %d thread %d: alloc %d block %llu: "
 				"own store %u read back as %u", t->proc, t->g,
 				a, (unsigned long long)b, seq, p[t->g]);
+		}
 		t->last_a = a;
 		t->last_b = b;
 	}
@@ -196,10 +371,12 @@ static void check_last(struct tt_thread *t, const char *after)
 		return;
 	p = (uint32_t *)(t->view[t->last_a][t->via] + t->last_b * TT_BLOCK);
 	want = expect_of(t->last_a, t->last_b)[t->g];
-	if (p[t->g] != want)
+	if (p[t->g] != want) {
+		first_anomaly(t->last_a, t->last_b, t->g, t->via);
 		anomaly("proc %d thread %d: alloc %d block %llu: after %s "
 			"load %u, last store %u", t->proc, t->g, t->last_a,
 			(unsigned long long)t->last_b, after, p[t->g], want);
+	}
 }
 
 static void do_advise(struct tt_thread *t, uint32_t advice, int op)
@@ -212,8 +389,11 @@ static void do_advise(struct tt_thread *t, uint32_t advice, int op)
 		.length = len * ps, .advice = advice,
 		.device = rnd_below(t, tt_nr),
 	};
+	int rc = ioctl(tt_fd, GPS_IOC_ADVISE, &adv) ? errno : 0;
 
-	if (ioctl(tt_fd, GPS_IOC_ADVISE, &adv)) {
+	hadvise(a, first, len, t->g, adv.device, advice, rc);
+	if (rc) {
+		errno = rc;
 		if (errno == EBUSY && advice == GPS_ADVISE_UNSUBSCRIBE) {
 			__atomic_fetch_add(&sh->ebusy, 1, __ATOMIC_RELAXED);
 			return;
@@ -234,7 +414,7 @@ static void do_resubscribe(struct tt_thread *t)
 {
 	struct gps_advise_args adv = { .device = t->dev };
 	uint64_t ps;
-	int a;
+	int a, rc;
 
 	if (t->via != t->dev) {
 		host_fence(t);
@@ -249,17 +429,19 @@ static void do_resubscribe(struct tt_thread *t)
 	adv.offset = t->last_b * TT_BLOCK / ps * ps;
 	adv.length = ps;
 	adv.advice = GPS_ADVISE_UNSUBSCRIBE;
-	if (ioctl(tt_fd, GPS_IOC_ADVISE, &adv)) {
-		if (errno != EBUSY)
-			anomaly("resubscribe: unsubscribe errno %d", errno);
-	}
+	rc = ioctl(tt_fd, GPS_IOC_ADVISE, &adv) ? errno : 0;
+	hadvise(a, adv.offset / ps, 1, t->g, t->dev, adv.advice, rc);
+	if (rc && rc != EBUSY)
+		anomaly("resubscribe: unsubscribe errno %d", rc);
 	check_last(t, "unsubscribe");
 	do_store(t);
 	adv.advice = GPS_ADVISE_SUBSCRIBE;
 	adv.pages_changed = 0;
 	adv.pages_failed = 0;
-	if (ioctl(tt_fd, GPS_IOC_ADVISE, &adv))
-		anomaly("resubscribe: subscribe errno %d", errno);
+	rc = ioctl(tt_fd, GPS_IOC_ADVISE, &adv) ? errno : 0;
+	hadvise(a, adv.offset / ps, 1, t->g, t->dev, adv.advice, rc);
+	if (rc)
+		anomaly("resubscribe: subscribe errno %d", rc);
 	check_last(t, "resubscribe");
 	do_store(t);
 	op_done(T_RESUB, 1);
@@ -277,9 +459,11 @@ static void do_track(struct tt_thread *t, int *on_priv, int *on_shared)
 	}
 	k.op = *on ? GPS_TRACK_STOP : GPS_TRACK_START;
 	if (ioctl(fd, GPS_IOC_TRACK, &k)) {
+		hglobal(E_TRACK, t->g, fd == tt_fd, k.op, errno);
 		anomaly("track op %u: errno %d", k.op, errno);
 		return;
 	}
+	hglobal(E_TRACK, t->g, fd == tt_fd, k.op, 0);
 	check_last(t, k.op == GPS_TRACK_STOP ? "tracking stop" :
 					       "tracking start");
 	*on = !*on;
@@ -357,12 +541,14 @@ static void check_own(struct tt_thread *t)
 				volatile uint32_t *p = (uint32_t *)
 					(t->view[a][d] + b * TT_BLOCK);
 
-				if (p[t->g] != want)
+				if (p[t->g] != want) {
+					first_anomaly(a, b, t->g, d);
 					anomaly("proc %d thread %d: alloc %d "
 						"view %d block %llu: load %u, "
 						"last store %u", t->proc, t->g,
 						a, d, (unsigned long long)b,
 						p[t->g], want);
+				}
 				checked++;
 			}
 		}
@@ -389,21 +575,26 @@ static void check_replicas(void)
 			for (b = 0; b < size / TT_BLOCK; b++) {
 				uint32_t *s = (d ? got : ref) + b * TT_SLOTS;
 
-				for (g = 0; g < tt_threads; g++)
-					if (s[g] != expect_of(a, b)[g])
-						anomaly("alloc %d dev %d block "
-							"%llu owner %d: %u, "
-							"last store %u", a, d,
-							(unsigned long long)b,
-							g, s[g],
-							expect_of(a, b)[g]);
+				for (g = 0; g < tt_threads; g++) {
+					if (s[g] == expect_of(a, b)[g])
+						continue;
+					first_anomaly(a, b, -1, d);
+					anomaly("alloc %d dev %d block "
+						"%llu owner %d: %u, "
+						"last store %u", a, d,
+						(unsigned long long)b,
+						g, s[g],
+						expect_of(a, b)[g]);
+				}
 				if (d && s[TT_RACE_SLOT] !=
-				    ref[b * TT_SLOTS + TT_RACE_SLOT])
+				    ref[b * TT_SLOTS + TT_RACE_SLOT]) {
+					first_anomaly(a, b, -1, d);
 					anomaly("alloc %d block %llu racing "
 						"slot: dev 0 %#x, dev %d %#x",
 						a, (unsigned long long)b,
 						ref[b * TT_SLOTS + TT_RACE_SLOT],
 						d, s[TT_RACE_SLOT]);
+				}
 			}
 			op_done(T_CHECKED, size / TT_BLOCK * tt_threads);
 		}
@@ -435,7 +626,7 @@ static void *tt_thread_main(void *arg)
 			else if (r < 800)
 				do_store(t);
 			else if (r < 880) {
-				if (gps_fence(tt_fd, t->dev, NULL))
+				if (tt_fence(t))
 					anomaly("fence %d: errno %d", t->dev,
 						errno);
 				else
@@ -456,8 +647,15 @@ static void *tt_thread_main(void *arg)
 		/* the release: everyone stops, one fences everything */
 		pthread_barrier_wait(&sh->bar);
 		if (t->g == 0) {
-			if (gps_fence(tt_fd, GPS_FENCE_ALL, NULL))
-				anomaly("fence all: errno %d", errno);
+			char mark[32];
+
+			r = gps_fence(tt_fd, GPS_FENCE_ALL, NULL) ? errno : 0;
+			hglobal(E_RELEASE, t->g, -1, sh->round, r);
+			snprintf(mark, sizeof(mark), "mark %u", sh->round++);
+			if (!sh->frozen)
+				tt_khist(mark);
+			if (r)
+				anomaly("fence all: errno %d", r);
 			op_done(T_RELEASE, 1);
 		}
 		pthread_barrier_wait(&sh->bar);
@@ -474,6 +672,27 @@ static void *tt_thread_main(void *arg)
 	if (on_shared && ioctl(tt_fd, GPS_IOC_TRACK, &k))
 		anomaly("final track stop (shared): errno %d", errno);
 	return NULL;
+}
+
+/* The history rings of allocation @a, shared by the processes. */
+static int tt_hist_map(int a)
+{
+	uint64_t blocks = tt_a[a].alloc_size / TT_BLOCK;
+	uint64_t pages = tt_a[a].alloc_size / tt_a[a].out_page_size;
+	size_t len = blocks * (4 + TT_BHIST * sizeof(struct tt_ev)) +
+		     pages * (4 + TT_PHIST * sizeof(struct tt_ev));
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -1;
+	sh->bev[a] = (struct tt_ev *)p;
+	p += blocks * TT_BHIST * sizeof(struct tt_ev);
+	sh->pev[a] = (struct tt_ev *)p;
+	p += pages * TT_PHIST * sizeof(struct tt_ev);
+	sh->bidx[a] = (uint32_t *)p;
+	sh->pidx[a] = sh->bidx[a] + blocks;
+	return 0;
 }
 
 /* One process: a thread per device. */
@@ -527,6 +746,135 @@ static int tt_process(int proc, long seed, long long deadline)
 	return 0;
 }
 
+static const char *const tt_ev_name[] = {
+	[E_STORE] = "store", [E_FENCE] = "fence", [E_HOST_FENCE] = "host-fence",
+	[E_VIEW] = "view", [E_ADVISE] = "advise", [E_TRACK] = "track",
+	[E_RELEASE] = "release", [E_ANOMALY] = "anomaly",
+};
+
+static const char *const tt_advice_name[] = {
+	[GPS_ADVISE_SUBSCRIBE] = "subscribe",
+	[GPS_ADVISE_UNSUBSCRIBE] = "unsubscribe",
+	[GPS_ADVISE_COLLAPSE] = "collapse",
+};
+
+static int ev_cmp(const void *x, const void *y)
+{
+	const struct tt_ev *a = x, *b = y;
+
+	return a->ns < b->ns ? -1 : a->ns > b->ns;
+}
+
+/* The last @size (at most) events of a ring of @size, into @out. */
+static int ring_take(struct tt_ev *out, const struct tt_ev *ring,
+		     uint32_t n, unsigned int size, uint64_t since)
+{
+	uint32_t i = n > size ? n - size : 0;
+	int k = 0;
+
+	for (; i < n; i++)
+		if (ring[i % size].ns >= since)
+			out[k++] = ring[i % size];
+	return k;
+}
+
+/*
+ * The first anomaly's history: the torture's stores to its block, the
+ * changes of its GPS page and, from the oldest of those on, the fences,
+ * view switches, tracking toggles and releases, in time order; then the
+ * driver's history of that GPS page.
+ */
+static void print_history(void)
+{
+	int a = sh->first_a, k = 0, i, nl = 0;
+	uint64_t b = sh->first_b, g = tt_gpage(a, b), t0;
+	/* the small page of the block, and the block's bytes in it */
+	uint64_t sp = b * TT_BLOCK % tt_a[a].out_page_size / 4096;
+	uint64_t off = b * TT_BLOCK % 4096;
+	struct tt_ev *ev = calloc(TT_BHIST + TT_PHIST + TT_GHIST, sizeof(*ev));
+	char *text, *line, *save = NULL, **lines;
+
+	if (!ev)
+		return;
+	k += ring_take(ev + k, &sh->bev[a][b * TT_BHIST], sh->bidx[a][b],
+		       TT_BHIST, 0);
+	k += ring_take(ev + k, &sh->pev[a][g * TT_PHIST], sh->pidx[a][g],
+		       TT_PHIST, 0);
+	qsort(ev, k, sizeof(*ev), ev_cmp);
+	k += ring_take(ev + k, sh->gev, sh->gidx, TT_GHIST, k ? ev[0].ns : 0);
+	qsort(ev, k, sizeof(*ev), ev_cmp);
+	printf("# hist: first anomaly: alloc %d (handle %llu, GPS pages of "
+	       "%llu bytes) block %llu (GPS page %llu, small page %llu, "
+	       "bytes %llu of it); torture events (CLOCK_MONOTONIC us), "
+	       "the last %d of %d:\n", a,
+	       (unsigned long long)tt_a[a].handle,
+	       (unsigned long long)tt_a[a].out_page_size,
+	       (unsigned long long)b, (unsigned long long)g,
+	       (unsigned long long)sp, (unsigned long long)off,
+	       k < TT_PRINT ? k : TT_PRINT, k);
+	t0 = k ? ev[k > TT_PRINT ? k - TT_PRINT : 0].ns : 0;
+	for (i = k > TT_PRINT ? k - TT_PRINT : 0; i < k; i++) {
+		struct tt_ev *e = &ev[i];
+
+		printf("# hist: %10.3f thread %2d %-10s", (e->ns - t0) / 1e3,
+		       e->g, tt_ev_name[e->kind]);
+		switch (e->kind) {
+		case E_STORE:
+			printf(" %u via view %d\n", e->v, e->dev);
+			break;
+		case E_ADVISE:
+			printf(" %s dev %d GPS pages %u+%u: %d\n",
+			       e->v < 4 ? tt_advice_name[e->v] : "?", e->dev,
+			       e->arg >> 16, e->arg & 0xffff, e->rc);
+			break;
+		case E_VIEW:
+			printf(" view %d to %d\n", e->v, e->dev);
+			break;
+		case E_HOST_FENCE:
+			printf(" devices %#x: %d\n", e->v, e->rc);
+			break;
+		case E_TRACK:
+			printf(" %s (%s file): %d\n",
+			       e->v == GPS_TRACK_START ? "start" : "stop",
+			       e->dev ? "shared" : "own", e->rc);
+			break;
+		case E_RELEASE:
+			printf(" round %u (mark %u): %d\n", e->v, e->v, e->rc);
+			break;
+		case E_ANOMALY:
+			printf(" found through view %d\n", e->dev);
+			break;
+		default:
+			printf(" dev %d: %d\n", e->dev, e->rc);
+		}
+	}
+	free(ev);
+	if (!sh->have_khist) {
+		printf("# hist: no driver history (module without "
+		       "CONFIG_GPS_DEBUG)\n");
+		return;
+	}
+	text = gps_history_read(tt_a[a].handle, g, sp);
+	lines = calloc(TT_KHIST, sizeof(*lines));
+	if (!text || !lines) {
+		printf("# hist: driver history unreadable: errno %d\n", errno);
+		free(text);
+		free(lines);
+		return;
+	}
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		lines[nl++ % TT_KHIST] = line;
+	printf("# hist: driver history of handle %llu GPS page %llu small "
+	       "page %llu (local_clock us), the last %d of %d lines:\n",
+	       (unsigned long long)tt_a[a].handle, (unsigned long long)g,
+	       (unsigned long long)sp, nl < TT_KHIST ? nl : TT_KHIST, nl);
+	for (i = nl > TT_KHIST ? nl - TT_KHIST : 0; i < nl; i++)
+		printf("# hist: %s\n", lines[i % TT_KHIST]);
+	free(lines);
+	free(text);
+}
+
 FIXTURE(torture) {
 	struct gps_fixture;
 };
@@ -570,6 +918,9 @@ TEST_F_TIMEOUT(torture, stores_fences_subscriptions_tracking, 86400)
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, sh);
 	memset(sh, 0, sizeof(*sh));
+	tt_clock_init();
+	sh->have_khist = !access(GPS_HISTORY, F_OK);
+	tt_khist("on");
 	for (a = 0; a < TT_ALLOCS; a++) {
 		struct gps_buf b;
 
@@ -580,6 +931,7 @@ TEST_F_TIMEOUT(torture, stores_fences_subscriptions_tracking, 86400)
 		sh->expected[a] = mmap(NULL, tab, PROT_READ | PROT_WRITE,
 				       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 		ASSERT_NE(MAP_FAILED, sh->expected[a]);
+		ASSERT_EQ(0, tt_hist_map(a));
 	}
 	/* every thread of every process, plus this pacing one */
 	pthread_barrierattr_init(&ba);
@@ -632,6 +984,11 @@ TEST_F_TIMEOUT(torture, stores_fences_subscriptions_tracking, 86400)
 	printf("# anomalies: %ld\n", sh->anomalies);
 	for (a = 0; a < 8 && a < sh->anomalies; a++)
 		printf("#   %s\n", sh->first[a]);
+	if (sh->frozen) {
+		print_history();
+		tt_khist("all");
+		tt_khist("on");
+	}
 	fflush(stdout);
 	EXPECT_EQ(0, sh->anomalies);
 
