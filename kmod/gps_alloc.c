@@ -252,7 +252,7 @@ int gps_alloc_create(struct gps_ctx *ctx, struct gps_alloc_args *args)
 	/* Born during tracking: recorded like the others. */
 	a->tracking = ctx->tracking && args->kind == GPS_MEM_GPS &&
 		      !(args->flags & GPS_ALLOC_MANUAL);
-	ret = xa_insert(&ctx->allocs, a->handle, a, GFP_KERNEL);
+	ret = xa_insert(&ctx->allocs, a->handle, a, GFP_KERNEL_ACCOUNT);
 	mutex_unlock(&ctx->lock);
 	if (ret)
 		goto err_unlist;
@@ -360,7 +360,8 @@ int gps_query(struct gps_ctx *ctx, struct gps_query_args *args)
 	}
 	nr = min_t(u64, args->nr_pages, a->nr_gpages - args->first_page);
 	if (nr) {
-		buf = kmalloc_array(GPS_QUERY_CHUNK, sizeof(*buf), GFP_KERNEL);
+		buf = kmalloc_array(GPS_QUERY_CHUNK, sizeof(*buf),
+				    GFP_KERNEL_ACCOUNT);
 		if (!buf) {
 			ret = -ENOMEM;
 			goto out;

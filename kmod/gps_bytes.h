@@ -2,14 +2,21 @@
 /*
  * Byte masks of changed bytes, a word at a time: the diff of a page
  * against its twin needs, for two 8-byte words, which of their bytes
- * differ, and a push writes exactly the masked bytes: byte by byte where
- * the destination may be stored to meanwhile, a word at a time where it
- * holds still.
+ * differ, and a push writes exactly the masked bytes.
+ *
+ * Every write into a destination is of whole aligned 8-byte words
+ * (WRITE_ONCE() of a u64, or one cmpxchg), or of a single byte where only
+ * one byte of a word is masked: a reader of the destination racing with
+ * the push sees each aligned 8-byte word old or new, never torn.  None of
+ * these helpers calls memcpy(), which promises no such thing (x86's
+ * "rep movsb", taken with ERMS/FSRM as qemu's TCG CPUs have, may write
+ * byte by byte; tests/kmod/tearing.c).
  */
 #ifndef _GPS_BYTES_H
 #define _GPS_BYTES_H
 
 #include <linux/types.h>
+#include <linux/atomic.h>
 #include <linux/bitmap.h>
 #include <linux/swab.h>
 
@@ -83,49 +90,6 @@ static inline void gps_diff_words(const u64 *cur, u64 *twin,
 	}
 }
 
-/*
- * Copy the bytes of @src set in @mask into @dst, and no other byte: a
- * receiver's own stores to the others, racing with the push, must stay.
- * A mask word at a time (a run of unchanged or of changed bytes is one
- * test), then 8 bytes at a time: doubles that keep their sign and
- * exponent change 6 or 7 bytes of 8, and a call per run of changed bytes
- * (memcpy of each bit range) cost more than the page copy itself.  Each
- * byte of @src is read once.  @nbytes: a multiple of BITS_PER_LONG.
- */
-static inline void gps_bytes_apply(u8 *dst, const u8 *src,
-				   const unsigned long *mask,
-				   unsigned int nbytes)
-{
-	unsigned int i, w;
-
-	for (i = 0; i < nbytes / BITS_PER_LONG; i++) {
-		unsigned long m = mask[i];
-		u8 *d = dst + i * BITS_PER_LONG;
-		const u8 *s = src + i * BITS_PER_LONG;
-
-		if (!m)
-			continue;
-		if (m == ~0UL) {
-			memcpy(d, s, BITS_PER_LONG);
-			continue;
-		}
-		for (w = 0; w < BITS_PER_LONG; w += 8) {
-			unsigned long m8 = (m >> w) & 0xff;
-
-			if (m8 == 0xff) {
-				memcpy(d + w, s + w, 8);
-				continue;
-			}
-			while (m8) {
-				unsigned int b = __ffs(m8);
-
-				d[w + b] = s[w + b];
-				m8 &= m8 - 1;
-			}
-		}
-	}
-}
-
 /* The byte mask of 8 mask bits: byte i of the word 0xff if bit i is set. */
 static inline u64 gps_bytes_expand(unsigned int m8)
 {
@@ -143,11 +107,62 @@ static inline u64 gps_bytes_expand(unsigned int m8)
 }
 
 /*
- * Copy @nbytes (a multiple of 32) from @src to @dst four words at a time,
- * over bytes of which some change: readers of @dst see each 8-byte word
- * old or new, never torn, which memcpy() does not promise ("rep movsb"
- * on 6.1 with ERMS, as qemu's TCG CPUs have, writes byte by byte).
- * @dst and @src 8-byte aligned.
+ * Copy the bytes of @src set in @mask into @dst, and no other byte: a
+ * receiver's own stores to the others, racing with the push, must stay.
+ * A mask word at a time (a run of unchanged or of changed bytes is one
+ * test), then 8 bytes at a time: a word fully masked is one WRITE_ONCE(),
+ * a word with one masked byte one byte store, a word with some masked
+ * bytes one cmpxchg of the word blended with what it holds, retried if
+ * the receiver stored to it meanwhile: doubles that keep their sign and
+ * exponent change 6 or 7 bytes of 8, and readers must not see some of
+ * them new and others old.  Each word of @src is read once.  @dst and
+ * @src 8-byte aligned; @nbytes a multiple of BITS_PER_LONG.
+ */
+static inline void gps_bytes_apply(u8 *dst, const u8 *src,
+				   const unsigned long *mask,
+				   unsigned int nbytes)
+{
+	unsigned int i, w;
+
+	for (i = 0; i < nbytes / BITS_PER_LONG; i++) {
+		unsigned long m = mask[i];
+		u64 *d = (u64 *)(dst + i * BITS_PER_LONG);
+		const u64 *s = (const u64 *)(src + i * BITS_PER_LONG);
+
+		if (!m)
+			continue;
+		for (w = 0; w < BITS_PER_LONG / 8; w++) {
+			unsigned long m8 = (m >> (8 * w)) & 0xff;
+			u64 sw, bm, old;
+
+			if (!m8)
+				continue;
+			sw = s[w];
+			if (m8 == 0xff) {
+				WRITE_ONCE(d[w], sw);
+				continue;
+			}
+			if (!(m8 & (m8 - 1))) {
+				unsigned int b = __ffs(m8);
+
+				WRITE_ONCE(((u8 *)&d[w])[b],
+					   ((const u8 *)&sw)[b]);
+				continue;
+			}
+			bm = gps_bytes_expand(m8);
+			old = READ_ONCE(d[w]);
+			while (!try_cmpxchg64(&d[w], &old,
+					      (old & ~bm) | (sw & bm)))
+				;
+		}
+	}
+}
+
+/*
+ * Copy @nbytes (a multiple of 32) from @src to @dst four words at a time:
+ * readers of @dst see each 8-byte word old or new, never torn, which
+ * memcpy() does not promise.  Used for spans whose every byte is masked
+ * and for unwritten pages (gps_push.c).  @dst and @src 8-byte aligned.
  */
 static inline void gps_bytes_copy(u8 *dst, const u8 *src, unsigned int nbytes)
 {
@@ -169,8 +184,9 @@ static inline void gps_bytes_copy(u8 *dst, const u8 *src, unsigned int nbytes)
  * may map it writable): each 8-byte word with a masked byte is read,
  * blended and written back whole, a third of the byte copies' time or
  * less under the emulator for a page of floats whose exponent bytes did
- * not change.  Readers see each word old or new, never torn.  @dst and
- * @src 8-byte aligned; @nbytes a multiple of BITS_PER_LONG.
+ * not change; a mask word fully set is 8 words written without being read.
+ * Readers see each word old or new, never torn.  @dst and @src 8-byte
+ * aligned; @nbytes a multiple of BITS_PER_LONG.
  */
 static inline void gps_bytes_blend(u8 *dst, const u8 *src,
 				   const unsigned long *mask,
@@ -186,7 +202,8 @@ static inline void gps_bytes_blend(u8 *dst, const u8 *src,
 		if (!m)
 			continue;
 		if (m == ~0UL) {
-			memcpy(d, s, BITS_PER_LONG);
+			for (w = 0; w < BITS_PER_LONG / 8; w++)
+				WRITE_ONCE(d[w], s[w]);
 			continue;
 		}
 		for (w = 0; w < BITS_PER_LONG / 8; w++) {

@@ -85,7 +85,7 @@ static int gps_fill(struct gps_ctx *ctx, u64 handle, u64 offset, u64 length,
 		goto out;
 	ret = -ENOMEM;
 	if (src) {
-		bounce = kmalloc(PAGE_SIZE, GFP_KERNEL);
+		bounce = kmalloc(PAGE_SIZE, GFP_KERNEL_ACCOUNT);
 		if (!bounce)
 			goto out;
 	}
@@ -151,7 +151,7 @@ int gps_read(struct gps_ctx *ctx, struct gps_copy_args *args)
 	a = gps_alloc_get(ctx, args->handle);
 	if (!a)
 		return -EINVAL;
-	bounce = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	bounce = kmalloc(PAGE_SIZE, GFP_KERNEL_ACCOUNT);
 	if (!bounce || !gps_range_ok(a, offset, length)) {
 		ret = bounce ? -EINVAL : -ENOMEM;
 		goto out;

@@ -76,7 +76,7 @@ static int gps_stats_show(struct seq_file *m, void *v)
 		seq_printf(m, "%s %lld\n", gps_counters[i].name,
 			   atomic64_read((atomic64_t *)((char *)&dev->stats +
 					 gps_counters[i].offset)));
-	seq_printf(m, "queue_entries %u\n", READ_ONCE(dev->queue.count));
+	seq_printf(m, "queue_blocks %u\n", READ_ONCE(dev->queue.count));
 	seq_printf(m, "queue_capacity %u\n", READ_ONCE(dev->queue.capacity));
 	seq_printf(m, "dirty_replicas %lu\n", READ_ONCE(dev->nr_dirty));
 	seq_printf(m, "writable_replicas %lu\n", READ_ONCE(dev->nr_hot));

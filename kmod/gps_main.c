@@ -76,7 +76,7 @@ static int gps_open(struct inode *inode, struct file *file)
 {
 	struct gps_ctx *ctx;
 
-	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
 	if (!ctx)
 		return -ENOMEM;
 	mutex_init(&ctx->lock);
@@ -439,7 +439,7 @@ static int gps_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 		return -EINVAL;
 	if (gps_should_fail(GPS_FAIL_ASYNC_FENCE))
 		return -ENOMEM;
-	af = kmalloc(sizeof(*af), GFP_KERNEL);
+	af = kmalloc(sizeof(*af), GFP_KERNEL_ACCOUNT);
 	if (!af)
 		return -ENOMEM;
 	INIT_WORK(&af->work, gps_async_fence_work);
@@ -462,11 +462,21 @@ static const struct file_operations gps_fops = {
 	.llseek = noop_llseek,
 };
 
+/*
+ * /dev/gps's mode.  0666 as systemd gives /dev/kvm: what one user can do
+ * to another through it is bounded by memcg and the max_bytes knobs, and
+ * what is not is written in Documentation/security.rst; a site that wants
+ * it for a group loads the module with dev_mode=0660 and sets the group
+ * with a udev rule.
+ */
+static ushort dev_mode = 0666;
+module_param(dev_mode, ushort, 0444);
+MODULE_PARM_DESC(dev_mode, "mode of /dev/gps, at most 0666 (default 0666)");
+
 static struct miscdevice gps_misc = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = "gps",
 	.fops = &gps_fops,
-	.mode = 0666,
 };
 
 static void gps_devs_free(void)
@@ -548,6 +558,12 @@ static int __init gps_init(void)
 	if (ret)
 		goto err_free_devs;
 	gps_debugfs_init();
+	if (dev_mode & ~0666) {
+		pr_err("dev_mode %#o: at most 0666\n", dev_mode);
+		ret = -EINVAL;
+		goto err_debugfs;
+	}
+	gps_misc.mode = dev_mode;
 	ret = misc_register(&gps_misc);
 	if (ret)
 		goto err_debugfs;

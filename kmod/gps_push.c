@@ -10,12 +10,16 @@
  * still: every byte sent is the same in the receivers and in the twin,
  * so a later store of any other value diffs as changed.  This is what
  * makes all replicas agree after racing writes and a release, whichever
- * order queues drain in.  The masked bytes go byte by byte into a page
- * that a view may map writable (its wmapped bit), so that the receiver's
+ * order queues drain in.  The masked bytes of each word go into a page
+ * that a view may map writable (its wmapped bit) by one cmpxchg of the
+ * word (one store where a single byte is masked), so that the receiver's
  * own racing stores to the other bytes stay; a word at a time, old bytes
  * and new blended, into twins and pages that hold still, a third of the
  * time or less under the emulator for floats changed in three bytes of
- * four.
+ * four; spans whose every byte is masked are copied a word at a time.
+ * No path writes part of an aligned 8-byte word and then the rest: a
+ * reader racing with the push sees each word old or new, never torn
+ * (gps_bytes.h, tests/kmod/tearing.c).
  *
  * Blocks leave the queue here, oldest first: when it passes its high
  * watermark (gps_push_queue()), at a fence (gps_push_drain()), and from
@@ -54,24 +58,22 @@
 /* How a push writes the masked bytes of a block or page (gps_apply()). */
 enum gps_how {
 	GPS_MASKED,	/* the masked bytes alone */
-	GPS_WHOLE,	/* every byte masked: one memcpy() */
-	GPS_COPY,	/* all bytes, a word at a time: gps_unwritten() */
+	GPS_COPY,	/* all bytes, a word at a time: all masked, or unwritten */
 };
 
 /*
  * The masked bytes of @len at @dst, @how; GPS_MASKED: a word at a time
- * (gps_bytes_blend()) where nothing but the driver stores, @still; byte
- * by byte where the receiver's own stores may race (a view may map the
- * page writable), so that they stay.  gp->lock held: every writer of the
- * driver takes it, and a page's wmapped bit is set under it before any
- * view maps the page writable (gps_internal.h).
+ * (gps_bytes_blend()) where nothing but the driver stores, @still; a
+ * cmpxchg per word where the receiver's own stores may race (a view may
+ * map the page writable), so that they stay (gps_bytes_apply()); a
+ * word at a time for GPS_COPY.  gp->lock held: every writer of the driver
+ * takes it, and a page's wmapped bit is set under it before any view maps
+ * the page writable (gps_internal.h).
  */
 static void gps_apply(u8 *dst, const u8 *src, const unsigned long *mask,
 		      unsigned int len, enum gps_how how, bool still)
 {
-	if (how == GPS_WHOLE)
-		memcpy(dst, src, len);
-	else if (how == GPS_COPY)
+	if (how == GPS_COPY)
 		gps_bytes_copy(dst, src, len);
 	else if (still)
 		gps_bytes_blend(dst, src, mask, len);
@@ -105,7 +107,7 @@ static enum gps_how gps_how(unsigned int nb, unsigned int len,
 			    bool unwritten)
 {
 	if (nb == len)
-		return GPS_WHOLE;
+		return GPS_COPY;
 	return unwritten && nb >= len / 8 ? GPS_COPY : GPS_MASKED;
 }
 

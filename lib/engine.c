@@ -430,6 +430,7 @@ static bool gpsu_ring_submit(struct gpsu_engine_ring *r,
 {
 	struct io_uring_sqe *sqe;
 	unsigned int i;
+	int ret;
 
 	/* never more in flight than the completion ring holds */
 	if (r->pending >= GPSU_RING_ENTRIES)
@@ -453,8 +454,10 @@ static bool gpsu_ring_submit(struct gpsu_engine_ring *r,
 	r->slot[i].mask = mask;
 	r->slot[i].host = f->flags & GPS_FENCE_HOST;
 	sqe->user_data = i;
-	if (io_uring_submit(&r->ring) < 0) {
-		gpsu_debug_fallback("io_uring submit failed", errno);
+	/* liburing returns -errno and leaves errno alone */
+	ret = io_uring_submit(&r->ring);
+	if (ret < 0) {
+		gpsu_debug_fallback("io_uring submit failed", -ret);
 		r->ok = false;
 		return false;
 	}

@@ -177,12 +177,12 @@ TEST_F(queue, harvests_of_one_block_merge)
 	ASSERT_EQ(queued + 1, gps_wait_stat_above(self->node0,
 						  "blocks_queued", queued,
 						  2000));
-	ASSERT_EQ(1, STAT("queue_entries"));
+	ASSERT_EQ(1, STAT("queue_blocks"));
 	self->p[1] = 2;
 	ASSERT_EQ(merged + 1, gps_wait_stat_above(self->node0,
 						  "blocks_merged", merged,
 						  2000));
-	ASSERT_EQ(1, STAT("queue_entries"));
+	ASSERT_EQ(1, STAT("queue_blocks"));
 	ASSERT_EQ(queued + 1, STAT("blocks_queued"));
 	ASSERT_LE(h + 2, STAT("pages_harvested"));
 	TH_LOG("pages harvested by the thread: %lld",
@@ -238,14 +238,14 @@ TEST_F(queue, free_drops_only_its_own_entries)
 			want[i * 65536] = round * 10 + i;
 			want[i * 65536 + 256] = round * 10 + i;
 		}
-		ASSERT_EQ(round == 1 ? 16 : 8, STAT("queue_entries"));
+		ASSERT_EQ(round == 1 ? 16 : 8, STAT("queue_blocks"));
 		if (round == 1) {
 			ASSERT_EQ(0, gps_free(self->fd, &other));
-			ASSERT_EQ(8, STAT("queue_entries"));
+			ASSERT_EQ(8, STAT("queue_blocks"));
 		}
 		ASSERT_EQ(0, gps_fence(self->fd, 0, &f));
 		ASSERT_EQ(8, f.blocks_pushed) TH_LOG("round %d", round);
-		ASSERT_EQ(0, STAT("queue_entries"));
+		ASSERT_EQ(0, STAT("queue_blocks"));
 		ASSERT_EQ(-1, gps_replicas_differ(self->fd, &self->b,
 						  self->nr, 0, want, SZ))
 			TH_LOG("round %d", round);
@@ -273,7 +273,7 @@ static void receiver_queues_a_byte(struct __test_metadata *_metadata,
 	want[off] = 7;
 	ASSERT_EQ(queued + 1, gps_wait_stat_above(node1, "blocks_queued",
 						  queued, 2000));
-	ASSERT_EQ(1, gps_stat(node1, "queue_entries"));
+	ASSERT_EQ(1, gps_stat(node1, "queue_blocks"));
 }
 
 /*
@@ -329,10 +329,10 @@ TEST_F(queue, queue_drain_keeps_a_receivers_queued_byte)
 		self->p[i] = want[i];
 	}
 	/* the thread may have harvested the page more than once meanwhile */
-	for (i = 0; i < 2000 && (STAT("queue_entries") != 31 ||
+	for (i = 0; i < 2000 && (STAT("queue_blocks") != 31 ||
 				 STAT("dirty_replicas")); i++)
 		usleep(1000);
-	ASSERT_EQ(31, STAT("queue_entries"));
+	ASSERT_EQ(31, STAT("queue_blocks"));
 	ASSERT_LE(q0 + 31, STAT("blocks_queued"));
 	ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
 	ASSERT_EQ(0, gps_fence(self->fd, 1, NULL));
@@ -410,7 +410,7 @@ TEST_F(queue, capacity_bounds_the_queue)
 	ASSERT_EQ(-1, gps_replicas_differ(self->fd, &self->b, self->nr, 0,
 					  want, len));
 	ASSERT_EQ(8, STAT("queue_hwm"));
-	ASSERT_EQ(0, STAT("queue_entries"));
+	ASSERT_EQ(0, STAT("queue_blocks"));
 	free(want);
 }
 
@@ -460,7 +460,7 @@ TEST_F(queue, runs_of_a_page_land_exact)
 						  0, want, SZ)) {
 			TH_LOG("capacity %u", caps[c]);
 		}
-		ASSERT_EQ(0, STAT("queue_entries"));
+		ASSERT_EQ(0, STAT("queue_blocks"));
 		/* Changed bytes only: the next round starts from zero. */
 		memset((void *)self->p, 0, SZ);
 		memset(want, 0, SZ);
@@ -508,7 +508,7 @@ TEST_F(queue, a_pages_blocks_share_an_entry)
 						 "blocks_pushed_early",
 						 early + 2, 2000));
 	ASSERT_EQ(queued + 10, STAT("blocks_queued"));
-	ASSERT_EQ(7, STAT("queue_entries"));
+	ASSERT_EQ(7, STAT("queue_blocks"));
 	ASSERT_EQ(8, STAT("queue_hwm"));
 	for (k = 0; k < 10; k++)
 		ASSERT_EQ(k < 3 ? k + 1 : 0, v1[k * 128 + 5]) {
@@ -526,14 +526,14 @@ TEST_F(queue, a_pages_blocks_share_an_entry)
 						 "blocks_pushed_early",
 						 early + 3, 2000));
 	ASSERT_EQ(queued + 11, STAT("blocks_queued"));
-	ASSERT_EQ(7, STAT("queue_entries"));
+	ASSERT_EQ(7, STAT("queue_blocks"));
 	ASSERT_EQ(100, v1[5]);
 	ASSERT_EQ(0, v1[3 * 128 + 5]);
 
 	ASSERT_EQ(0, gps_fence(self->fd, 0, &f));
 	ASSERT_EQ(7, f.blocks_pushed);
 	ASSERT_EQ(7 * (self->nr - 1), f.bytes_pushed);
-	ASSERT_EQ(0, STAT("queue_entries"));
+	ASSERT_EQ(0, STAT("queue_blocks"));
 	ASSERT_EQ(-1, gps_replicas_differ(self->fd, &self->b, self->nr, 0,
 					  want, sizeof(want)));
 }

@@ -94,7 +94,7 @@ static void debugfs_warn(int ret)
 static int is_gauge(const char *name)
 {
 	static const char *const gauges[] = {
-		"queue_hwm", "replica_pages", "twin_pages", "queue_entries",
+		"queue_hwm", "replica_pages", "twin_pages", "queue_blocks",
 		"queue_capacity", "dirty_replicas",
 	};
 	size_t i;
@@ -596,7 +596,7 @@ static const struct {
 	{ "KiB/s", "bytes_pushed", 1.0 / 1024 },
 	{ "fence/s", "fences", 1 },
 	{ "linkwait%", "link_wait_ns", 100e-9 },
-	{ "queue", "queue_entries", 0 },
+	{ "queue", "queue_blocks", 0 },
 	{ "dirty", "dirty_replicas", 0 },
 };
 
