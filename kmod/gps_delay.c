@@ -33,7 +33,9 @@ struct gps_delay {
 static struct gps_delay gps_delays[GPS_NR_DELAY_POINTS] = {
 	[GPS_DELAY_ALLOC_PUBLISH] = { .name = "delay_alloc_publish" },
 	[GPS_DELAY_FENCE_OWNERS] = { .name = "delay_fence_owners" },
+	[GPS_DELAY_FENCE_NAMED] = { .name = "delay_fence_named" },
 	[GPS_DELAY_HARVEST_LOCK] = { .name = "delay_harvest_lock" },
+	[GPS_DELAY_MKWRITE_CAPTURED] = { .name = "delay_mkwrite_captured" },
 };
 
 /**

@@ -21,15 +21,21 @@ struct dentry;
  * @GPS_DELAY_ALLOC_PUBLISH: gps_alloc_create(), after the new handle is
  *	visible to the file's other users, before the call returns
  * @GPS_DELAY_FENCE_OWNERS: gps_fence_devices(), after the owners a device
- *	wrote into are taken, before they are fenced
+ *	wrote into are taken, before anything is fenced
+ * @GPS_DELAY_FENCE_NAMED: gps_fence_devices(), after the devices named are
+ *	fenced, before those owners are
  * @GPS_DELAY_HARVEST_LOCK: gps_write_protect(), between reading a
  *	replica's dirty pages and write-protecting them
+ * @GPS_DELAY_MKWRITE_CAPTURED: gps_page_mkwrite(), after the pages around
+ *	the faulting one are captured (mapped writable), before it returns
  * @GPS_NR_DELAY_POINTS: number of points
  */
 enum gps_delay_point {
 	GPS_DELAY_ALLOC_PUBLISH,
 	GPS_DELAY_FENCE_OWNERS,
+	GPS_DELAY_FENCE_NAMED,
 	GPS_DELAY_HARVEST_LOCK,
+	GPS_DELAY_MKWRITE_CAPTURED,
 	GPS_NR_DELAY_POINTS
 };
 

@@ -71,54 +71,44 @@ static int gps_fence_one(struct gps_dev *dev, struct gps_fence_stats *st)
 	return 0;
 }
 
-/* Give back to the devices of @mask the owners in @taken. */
-static void gps_fence_owners_unlock(unsigned long mask,
-				    const unsigned long *taken, bool failed)
+/*
+ * Take the record of the owners each device of @named wrote into as a
+ * non-subscriber (their stores sit on the owners' dirty lists) into
+ * @taken, under the device's remote_lock, which the caller holds until
+ * it has fenced them: another fence of the device, which finds the record
+ * empty, waits until they are out.  Returns the owners not in @named, or
+ * -EINTR (in *@ret) with the locks taken so far in *@locked.
+ */
+static unsigned long gps_fence_take(unsigned long named, unsigned long *taken,
+				    unsigned long *locked, int *ret)
+{
+	unsigned long owners = 0;
+	int d;
+
+	*ret = 0;
+	for_each_set_bit(d, &named, gps_nr_devs) {
+		if (mutex_lock_killable(&gps_devs[d].remote_lock)) {
+			*ret = -EINTR;
+			return 0;
+		}
+		__set_bit(d, locked);
+		taken[d] = atomic_long_xchg(&gps_devs[d].remote_mask, 0);
+		owners |= taken[d];
+	}
+	return owners & gps_all_devices() & ~named;
+}
+
+/* Unlock what gps_fence_take() locked; on failure, give its records back. */
+static void gps_fence_give(unsigned long locked, const unsigned long *taken,
+			   bool failed)
 {
 	int d;
 
-	for_each_set_bit(d, &mask, gps_nr_devs) {
+	for_each_set_bit(d, &locked, gps_nr_devs) {
 		if (failed && taken[d])
 			atomic_long_or(taken[d], &gps_devs[d].remote_mask);
 		mutex_unlock(&gps_devs[d].remote_lock);
 	}
-}
-
-/*
- * Fence the owners of replicas the devices of @named wrote into as
- * non-subscribers: their stores sit on the owners' dirty lists.  A
- * device's record of them is taken and fenced under its remote_lock, so
- * that another fence of the device, which finds the record empty, waits
- * until they are out; on -EINTR what was taken goes back to the record.
- * Adds the owners fenced to @fenced.
- */
-static int gps_fence_owners(unsigned long named, unsigned long *fenced,
-			    struct gps_fence_stats *st)
-{
-	unsigned long taken[GPS_MAX_DEVICES] = {}, owners = 0, locked = 0;
-	int d, ret = 0;
-
-	for_each_set_bit(d, &named, gps_nr_devs) {
-		if (mutex_lock_killable(&gps_devs[d].remote_lock)) {
-			ret = -EINTR;
-			goto out;
-		}
-		__set_bit(d, &locked);
-		taken[d] = atomic_long_xchg(&gps_devs[d].remote_mask, 0);
-		owners |= taken[d];
-	}
-	owners &= gps_all_devices() & ~named;
-	gps_hist(GPS_H_FENCE, -1, -1, NULL, 0, 0, named | owners << 16);
-	gps_delay(GPS_DELAY_FENCE_OWNERS);
-	for_each_set_bit(d, &owners, gps_nr_devs) {
-		ret = gps_fence_one(&gps_devs[d], st);
-		if (ret)
-			goto out;
-	}
-	*fenced |= owners;
-out:
-	gps_fence_owners_unlock(locked, taken, ret);
-	return ret;
 }
 
 /**
@@ -128,34 +118,50 @@ out:
  * @st: statistics of the work done
  *
  * Each device named is fenced, then each device whose replicas they
- * wrote into as non-subscribers (gps_fence_owners()).  The devices'
- * links carry their pushes at the same time, so the fence then waits
- * once, for the link that finishes last, and pays the link latency once
- * if anything was pushed.  Stores through host views are in the home
- * devices' replicas (or the nearest subscribers'), so a fence of those
- * devices publishes them too.
+ * wrote into as non-subscribers, taken from their records before the
+ * named devices are fenced (gps_fence_take()): a store that sets a record
+ * later may have missed an owner fenced already, and is left to the next
+ * fence of its device, which waits for this one.  The devices' links
+ * carry their pushes at the same time, so the fence then waits once, for
+ * the link that finishes last, and pays the link latency once if anything
+ * was pushed.  Stores through host views are in the home devices'
+ * replicas (or the nearest subscribers'), so a fence of those devices
+ * publishes them too.
  *
- * Return: 0, or -EINTR if a fatal signal arrived while waiting.
+ * Return: 0, or -EINTR if a fatal signal arrived while waiting (the
+ * records taken go back).
  */
 int gps_fence_devices(u64 mask, struct gps_fence_stats *st)
 {
-	unsigned long named = mask & gps_all_devices(), fenced = named;
+	unsigned long taken[GPS_MAX_DEVICES] = {}, locked = 0;
+	unsigned long named = mask & gps_all_devices(), owners;
 	u64 before = st->bytes_pushed;
 	int d, ret;
 
+	owners = gps_fence_take(named, taken, &locked, &ret);
+	if (ret)
+		goto out;
+	gps_hist(GPS_H_FENCE, -1, -1, NULL, 0, 0,
+		 (named & 0xffff) | (owners & 0xffff) << 16);
+	gps_delay(GPS_DELAY_FENCE_OWNERS);
 	for_each_set_bit(d, &named, gps_nr_devs) {
 		ret = gps_fence_one(&gps_devs[d], st);
 		if (ret)
-			return ret;
+			goto out;
 	}
-	ret = gps_fence_owners(named, &fenced, st);
-	if (ret)
-		return ret;
-	gps_link_wait_all(fenced, st->bytes_pushed != before);
+	gps_delay(GPS_DELAY_FENCE_NAMED);
+	for_each_set_bit(d, &owners, gps_nr_devs) {
+		ret = gps_fence_one(&gps_devs[d], st);
+		if (ret)
+			goto out;
+	}
+	gps_link_wait_all(named | owners, st->bytes_pushed != before);
 	trace_gps_fence(named == gps_all_devices() ? (int)GPS_FENCE_ALL :
 			__ffs(named), st->pages_harvested, st->blocks_pushed,
 			st->bytes_pushed);
-	return 0;
+out:
+	gps_fence_give(locked, taken, ret);
+	return ret;
 }
 
 /**
