@@ -47,6 +47,7 @@
 #include <linux/pgtable.h>
 #include "gps_internal.h"
 #include "gps_inject.h"
+#include "gps_delay.h"
 #include "gps_still.h"
 #include "gps_history.h"
 #include "gps_trace.h"
@@ -367,19 +368,24 @@ retry:
 	gps_hist(GPS_H_WFAULT, dev, view, a, gidx, sub,
 		 owner | hf | (n > 1 ? GPS_HF_WIDE : 0));
 	spin_unlock(&gp->lock);
-	if (n > 1)
-		gps_capture_around(vmf, r, dev, sub, lo, n);
-	up_read(&a->sub_sem);
-
-	if (twin)
-		put_page(twin);
+	/*
+	 * Recorded before any page is mapped writable: a captured page takes
+	 * stores with no fault of their own, which a fence of @dev (or the
+	 * host fence) must find here.  The page is on owner's dirty list.
+	 */
 	if (owner != dev)
 		atomic_long_or(BIT(owner), &gps_devs[dev].remote_mask);
-	/* the page is on owner's dirty list: a host fence fences owner */
 	if (view == gps_host_view()) {
 		atomic_long_or(BIT(owner), &a->ctx->host_dirty);
 		atomic64_inc(&gps_devs[dev].stats.host_write_faults);
 	}
+	if (n > 1)
+		gps_capture_around(vmf, r, dev, sub, lo, n);
+	up_read(&a->sub_sem);
+	gps_delay(GPS_DELAY_MKWRITE_CAPTURED);
+
+	if (twin)
+		put_page(twin);
 	atomic64_inc(&gps_devs[dev].stats.write_faults);
 	atomic64_inc(&a->write_faults);
 	trace_gps_write_fault(dev, owner, a->handle, gidx, sub);

@@ -18,6 +18,11 @@
  *  - harvest_snapshot: a view that maps a page writable for the first
  *    time while a harvest is about to write-protect it.  Its later stores
  *    are published by the next fence and survive a push into the page.
+ *  - fence_beside_fence_all: a non-subscriber stores and fences while a
+ *    fence of every device, which fenced its owner already, runs on.
+ *  - captured_store_fenced: a store into a page that a write fault
+ *    captured (mapped writable with no fault of its own), then a host
+ *    fence, while that fault has not returned yet.
  *
  * Without the delay points (stock kernels) each test runs the same calls
  * a number of rounds without widening anything, with the same asserts:
@@ -94,7 +99,8 @@ static int delay_wait_hit(const char *point, long long old)
 }
 
 static const char *const race_points[] = {
-	"alloc_publish", "fence_owners", "harvest_lock",
+	"alloc_publish", "fence_owners", "fence_named", "harvest_lock",
+	"mkwrite_captured",
 };
 
 #define NR_RACE_POINTS	(sizeof(race_points) / sizeof(race_points[0]))
@@ -118,7 +124,7 @@ FIXTURE_VARIANT_ADD(races, plain) {
 };
 
 static const char *const race_knobs[] = {
-	GPS_KNOBS_COMMON, "keep_writable_ms", NULL,
+	GPS_KNOBS_COMMON, "keep_writable_ms", "capture_bytes", NULL,
 };
 
 FIXTURE_SETUP(races)
@@ -223,6 +229,16 @@ struct fencer {
 	uint32_t device;
 	int ret;
 };
+
+/* A host fence (GPS_FENCE_HOST | GPS_FENCE_MASK, no device): 0 or -errno. */
+static int host_fence(int fd)
+{
+	struct gps_fence_args f = {
+		.flags = GPS_FENCE_MASK | GPS_FENCE_HOST,
+	};
+
+	return ioctl(fd, GPS_IOC_FENCE, &f) ? -errno : 0;
+}
 
 static void *fence_thread(void *arg)
 {
@@ -430,6 +446,125 @@ TEST_F(races, harvest_snapshot)
 		ASSERT_EQ(0, gps_free(fx->fd, &fx->b));
 		fx->have_b = 0;
 		memset(fx->b.view, 0, sizeof(fx->b.view));
+	}
+}
+
+/*
+ * A fence of every device is held after it fenced them, before the
+ * owners they wrote into; meanwhile device 1 (not a subscriber) stores
+ * and fences itself: that fence returns only once the store is in both
+ * subscribers' replicas, although the first fence had fenced its owner
+ * already.
+ */
+TEST_F(races, fence_beside_fence_all)
+{
+	struct gps_fixture *fx = gps_fx(self);
+	int r;
+
+	if (fx->nr < 3)
+		SKIP(return, "needs 3 devices");
+	for (r = 0; r < self->rounds; r++) {
+		struct fencer all = { .fd = fx->fd, .device = GPS_FENCE_ALL };
+		long long hits = variant->delayed ?
+				 delay_get("fence_named", "hits") : 0;
+		unsigned char v = 1 + r % 250, *v1;
+		pthread_t t;
+
+		ASSERT_EQ(0, gps_alloc(fx->fd, &fx->b, GP, GPS_MEM_GPS,
+				       GPS_ALLOC_MANUAL, 0, GP));
+		fx->have_b = 1;
+		ASSERT_EQ(0, gps_advise(fx->fd, &fx->b, 0, GP,
+					GPS_ADVISE_SUBSCRIBE, 2, NULL));
+		v1 = gps_map(fx->fd, &fx->b, 1);
+		ASSERT_NE(NULL, v1);
+		ASSERT_EQ(0, race_arm(variant, "fence_named"));
+		ASSERT_EQ(0, pthread_create(&t, NULL, fence_thread, &all));
+		if (variant->delayed) {
+			ASSERT_EQ(0, delay_wait_hit("fence_named", hits));
+			ASSERT_EQ(0, delay_arm("fence_named", 0));
+		}
+		v1[100] = v;
+		ASSERT_EQ(0, gps_fence(fx->fd, 1, NULL));
+		ASSERT_TRUE(owners_published(_metadata, fx, v));
+		ASSERT_EQ(0, pthread_join(t, NULL));
+		ASSERT_EQ(0, all.ret);
+		ASSERT_EQ(0, gps_free(fx->fd, &fx->b));
+		fx->have_b = 0;
+		memset(fx->b.view, 0, sizeof(fx->b.view));
+	}
+}
+
+struct host_storer {
+	volatile unsigned char *p;
+	unsigned char v;
+};
+
+static void *host_store(void *arg)
+{
+	struct host_storer *h = arg;
+
+	*h->p = h->v;
+	return NULL;
+}
+
+/*
+ * A host store's fault captures the other small pages of its GPS page
+ * (capture_bytes 0) and is held before it returns; another thread stores
+ * into a captured page, with no fault, and makes a host fence: the fence
+ * publishes that store, which the first fault recorded before capturing.
+ */
+TEST_F(races, captured_store_fenced)
+{
+	struct gps_fixture *fx = gps_fx(self);
+	int r, node;
+
+	if (fx->nr < 2)
+		SKIP(return, "needs 2 devices");
+	node = gps_node_of(fx->fd, 0);
+	ASSERT_LE(0, node);
+	ASSERT_EQ(0, gps_set_knob("capture_bytes", 0));
+	for (r = 0; r < self->rounds; r++) {
+		long long hits = variant->delayed ?
+				 delay_get("mkwrite_captured", "hits") : 0;
+		struct host_storer hs;
+		volatile unsigned char *host;
+		long long faults;
+		unsigned char got;
+		pthread_t t;
+
+		gps_fixture_alloc(_metadata, fx, GP, GP, 0);
+		host = mmap(NULL, GP, PROT_READ | PROT_WRITE, MAP_SHARED,
+			    fx->fd, fx->b.args.offset +
+			    (uint64_t)fx->nr * fx->b.args.view_stride);
+		ASSERT_NE(MAP_FAILED, host);
+		/* Two small pages changed in an epoch: the next fault captures. */
+		host[0] = 1;
+		host[4096] = 1;
+		ASSERT_EQ(0, host_fence(fx->fd));
+		hs.p = &host[2 * 4096];
+		hs.v = 2;
+		ASSERT_EQ(0, race_arm(variant, "mkwrite_captured"));
+		ASSERT_EQ(0, pthread_create(&t, NULL, host_store, &hs));
+		if (variant->delayed) {
+			ASSERT_EQ(0, delay_wait_hit("mkwrite_captured", hits));
+			ASSERT_EQ(0, delay_arm("mkwrite_captured", 0));
+		}
+		faults = gps_stat(node, "host_write_faults");
+		host[3 * 4096 + 8] = 3;
+		if (variant->delayed) {
+			/* A captured page: the store took no fault. */
+			ASSERT_EQ(faults, gps_stat(node, "host_write_faults"));
+		}
+		ASSERT_EQ(0, host_fence(fx->fd));
+		ASSERT_EQ(0, gps_read(fx->fd, &fx->b, 1, 3 * 4096 + 8, &got, 1));
+		EXPECT_EQ(3, got) TH_LOG("device 1 missed a store to a captured page");
+		ASSERT_EQ(0, pthread_join(t, NULL));
+		ASSERT_EQ(0, host_fence(fx->fd));
+		ASSERT_EQ(0, gps_read(fx->fd, &fx->b, 1, 2 * 4096, &got, 1));
+		ASSERT_EQ(2, got);
+		ASSERT_EQ(0, munmap((void *)host, GP));
+		ASSERT_EQ(0, gps_free(fx->fd, &fx->b));
+		fx->have_b = 0;
 	}
 }
 
