@@ -115,14 +115,18 @@ static inline u64 gps_bytes_expand(unsigned int m8)
  * bytes one cmpxchg of the word blended with what it holds, retried if
  * the receiver stored to it meanwhile: doubles that keep their sign and
  * exponent change 6 or 7 bytes of 8, and readers must not see some of
- * them new and others old.  Each word of @src is read once.  @dst and
- * @src 8-byte aligned; @nbytes a multiple of BITS_PER_LONG.
+ * them new and others old.  A word the receiver stores to through
+ * GPS_BYTES_TRIES cmpxchgs in a row takes its bytes one by one: the push
+ * runs under a spinlock, and those stores race with it anyway.  Each word
+ * of @src is read once.  @dst and @src 8-byte aligned; @nbytes a multiple
+ * of BITS_PER_LONG.
  */
+#define GPS_BYTES_TRIES	16
 static inline void gps_bytes_apply(u8 *dst, const u8 *src,
 				   const unsigned long *mask,
 				   unsigned int nbytes)
 {
-	unsigned int i, w;
+	unsigned int i, w, tries;
 
 	for (i = 0; i < nbytes / BITS_PER_LONG; i++) {
 		unsigned long m = mask[i];
@@ -151,9 +155,17 @@ static inline void gps_bytes_apply(u8 *dst, const u8 *src,
 			}
 			bm = gps_bytes_expand(m8);
 			old = READ_ONCE(d[w]);
-			while (!try_cmpxchg64(&d[w], &old,
-					      (old & ~bm) | (sw & bm)))
-				;
+			for (tries = 0; !try_cmpxchg64(&d[w], &old,
+						       (old & ~bm) | (sw & bm));
+			     tries++) {
+				if (tries < GPS_BYTES_TRIES)
+					continue;
+				/* Stored to all along: a race; bytes. */
+				for (; m8; m8 &= m8 - 1)
+					WRITE_ONCE(((u8 *)&d[w])[__ffs(m8)],
+						   ((const u8 *)&sw)[__ffs(m8)]);
+				break;
+			}
 		}
 	}
 }
