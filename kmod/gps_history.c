@@ -225,7 +225,7 @@ static bool gps_hist_match(const struct gps_hist_reader *rd,
 	}
 }
 
-static const char *const gps_hist_how[] = { "masked", "whole", "copy", "?" };
+static const char *const gps_hist_how[] = { "masked", "copy", "?", "?" };
 
 static void gps_hist_show_entry(struct seq_file *m,
 				const struct gps_hist_entry *e)
@@ -399,7 +399,7 @@ static ssize_t gps_hist_write(struct file *file, const char __user *ubuf,
 			      size_t count, loff_t *ppos)
 {
 	unsigned long long handle;
-	char buf[64];
+	char buf[64], *cmd;
 	long gidx = -1;
 	int n, sub = -1;
 	u32 mark;
@@ -409,23 +409,23 @@ static ssize_t gps_hist_write(struct file *file, const char __user *ubuf,
 	if (copy_from_user(buf, ubuf, count))
 		return -EFAULT;
 	buf[count] = '\0';
-	strim(buf);
-	if (!strcmp(buf, "clear")) {
+	cmd = strim(buf);
+	if (!strcmp(cmd, "clear")) {
 		atomic64_set(&gps_hist_from, atomic64_read(&gps_hist_head));
 		return count;
 	}
-	if (sscanf(buf, "mark %u", &mark) == 1) {
+	if (sscanf(cmd, "mark %u", &mark) == 1) {
 		gps_hist(GPS_H_MARK, -1, -1, NULL, 0, 0, mark);
 		return count;
 	}
-	if (!strcmp(buf, "on") || !strcmp(buf, "off")) {
-		WRITE_ONCE(gps_hist_on, buf[1] == 'n');
+	if (!strcmp(cmd, "on") || !strcmp(cmd, "off")) {
+		WRITE_ONCE(gps_hist_on, cmd[1] == 'n');
 		return count;
 	}
-	if (!strcmp(buf, "all")) {
+	if (!strcmp(cmd, "all")) {
 		handle = 0;
 	} else {
-		n = sscanf(buf, "%llu %ld %d", &handle, &gidx, &sub);
+		n = sscanf(cmd, "%llu %ld %d", &handle, &gidx, &sub);
 		if (n < 1 || !handle || (n >= 2 && gidx < 0) ||
 		    (n == 3 && sub < 0))
 			return -EINVAL;
