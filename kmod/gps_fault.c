@@ -397,16 +397,44 @@ out_sigbus:
 	return VM_FAULT_SIGBUS;
 }
 
+/*
+ * Mappings of one allocation at once: each is walked by every harvest of
+ * its pages (write-protection is per VMA, with a TLB flush), under the
+ * device's harvest_lock that every user of the device shares, so the
+ * number bounds what one user's mappings cost another's fences.
+ */
+static unsigned int max_maps = 256;
+module_param(max_maps, uint, 0444);
+MODULE_PARM_DESC(max_maps,
+		 "mappings (VMAs) of one allocation's views at once, 0: no limit (default 256)");
+
+/* One more mapping of @a would pass max_maps. */
+static bool gps_maps_full(struct gps_alloc *a)
+{
+	return max_maps && atomic_read(&a->maps) >= max_maps;
+}
+
+/* A mapping copied or split off another (mremap, split): counted. */
 static void gps_vm_open(struct vm_area_struct *vma)
 {
 	struct gps_alloc *a = vma->vm_private_data;
 
 	kref_get(&a->ref);
+	atomic_inc(&a->maps);
 }
 
 static void gps_vm_close(struct vm_area_struct *vma)
 {
-	gps_alloc_put(vma->vm_private_data);
+	struct gps_alloc *a = vma->vm_private_data;
+
+	atomic_dec(&a->maps);
+	gps_alloc_put(a);
+}
+
+/* A split (munmap or mprotect of a part) makes one mapping more. */
+static int gps_vm_may_split(struct vm_area_struct *vma, unsigned long addr)
+{
+	return gps_maps_full(vma->vm_private_data) ? -ENOMEM : 0;
 }
 
 /*
@@ -438,6 +466,7 @@ static int gps_vm_mprotect(struct vm_area_struct *vma, unsigned long start,
 const struct vm_operations_struct gps_vm_ops = {
 	.open = gps_vm_open,
 	.close = gps_vm_close,
+	.may_split = gps_vm_may_split,
 	.mprotect = gps_vm_mprotect,
 	.fault = gps_fault,
 	.page_mkwrite = gps_page_mkwrite,
@@ -450,8 +479,9 @@ const struct vm_operations_struct gps_vm_ops = {
  *
  * Private mappings are refused: a private copy would never be published.
  *
- * Return: 0, or -EINVAL for a private mapping or one that is not inside
- * one view of one live allocation of the file.
+ * Return: 0, -EINVAL for a private mapping or one that is not inside
+ * one view of one live allocation of the file, or -ENOMEM when the
+ * allocation has max_maps mappings already.
  */
 int gps_mmap(struct file *file, struct vm_area_struct *vma)
 {
@@ -463,6 +493,11 @@ int gps_mmap(struct file *file, struct vm_area_struct *vma)
 	a = gps_alloc_find_view(ctx, vma->vm_pgoff, vma_pages(vma));
 	if (!a)
 		return -EINVAL;
+	if (gps_maps_full(a)) {
+		gps_alloc_put(a);
+		return -ENOMEM;
+	}
+	atomic_inc(&a->maps);
 #ifdef GPS_HAVE_VM_FLAGS_SET
 	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY |
 		     VM_MIXEDMAP);

@@ -327,6 +327,7 @@ struct gps_alloc {
 	bool dead;			/* freed: views SIGBUS; under sub_sem */
 	bool tracking;			/* faults record accesses */
 	struct list_head all_link;	/* on gps_all_allocs */
+	atomic_t maps;			/* VMAs of its views (gps_mmap()) */
 	atomic64_t write_faults;
 	atomic64_t pushes;
 	void *gpages;			/* nr_gpages struct gps_gpage */

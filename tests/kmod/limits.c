@@ -7,7 +7,8 @@
  * budget (node_max_bytes) an allocation still works, its devices without
  * a copy read remotely, and the missing copies are counted; /dev/gps is
  * usable by any user but only CAP_SYS_ADMIN changes a knob; a process
- * cannot map another process's allocation; with no cap set, replicas that
+ * cannot map another process's allocation; one allocation has at most
+ * max_maps mappings at once; with no cap set, replicas that
  * would take a node below its reserve fail softly, and the program that
  * filled the nodes goes on allocating host memory without an OOM kill.
  */
@@ -21,6 +22,20 @@
 #define PG	GPS_PAGE_64K
 #define CG_ROOT	"/sys/fs/cgroup"
 #define CG	CG_ROOT "/gps-limits"
+
+/* The number at the start of a file, or -1. */
+static long long gps_file_value_first(const char *path)
+{
+	long long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
 
 static int write_file(const char *path, const char *val)
 {
@@ -507,6 +522,54 @@ TEST_F(limits, foreign_allocation_not_mappable)
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
 	ASSERT_EQ(42, ((volatile char *)b.view[0])[0]);
+	ASSERT_EQ(0, gps_free(self->fd, &b));
+}
+
+/*
+ * One allocation has at most max_maps mappings (module parameter): one
+ * more mmap, or a split of one by mprotect, fails with ENOMEM and leaves
+ * the others as they were; unmapping one makes room again.
+ */
+TEST_F(limits, maps_per_allocation)
+{
+	long long max = gps_file_value_first("/sys/module/gps/parameters/max_maps");
+	unsigned char **maps;
+	struct gps_buf b;
+	void *p;
+	long long i;
+
+	ASSERT_LE(0, max);
+	if (!max)
+		SKIP(return, "max_maps is 0: no limit");
+	ASSERT_GE(4096, max);
+	maps = calloc(max, sizeof(*maps));
+	ASSERT_NE(NULL, maps);
+	ASSERT_EQ(0, gps_alloc(self->fd, &b, 4 * 4096, GPS_MEM_GPS, 0, 0,
+			       GPS_PAGE_4K));
+	for (i = 0; i < max; i++) {
+		p = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 self->fd, b.args.offset);
+		ASSERT_NE(MAP_FAILED, p) TH_LOG("mapping %lld of %lld", i, max);
+		maps[i] = p;
+	}
+	maps[0][0] = 7;
+	p = mmap(NULL, 4 * 4096, PROT_READ, MAP_SHARED, self->fd,
+		 b.args.offset);
+	ASSERT_EQ(MAP_FAILED, p);
+	ASSERT_EQ(ENOMEM, errno);
+	/* A split would make one more: refused, the mapping stays whole. */
+	ASSERT_EQ(-1, mprotect(maps[1] + 4096, 4096, PROT_READ));
+	ASSERT_EQ(ENOMEM, errno);
+	maps[1][4096] = 8;
+	ASSERT_EQ(0, munmap(maps[2], 4 * 4096));
+	maps[2] = mmap(NULL, 4 * 4096, PROT_READ, MAP_SHARED, self->fd,
+		       b.args.offset);
+	ASSERT_NE(MAP_FAILED, maps[2]);
+	ASSERT_EQ(7, maps[2][0]);
+	ASSERT_EQ(8, maps[2][4096]);
+	for (i = 0; i < max; i++)
+		ASSERT_EQ(0, munmap(maps[i], 4 * 4096));
+	free(maps);
 	ASSERT_EQ(0, gps_free(self->fd, &b));
 }
 
