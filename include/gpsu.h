@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 #define GPSU_VERSION_MAJOR	0
-#define GPSU_VERSION_MINOR	3
+#define GPSU_VERSION_MINOR	5
 
 /* Helpers defined in this header are marked with this macro. */
 #ifndef GPSU_INLINE
