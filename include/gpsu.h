@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 #define GPSU_VERSION_MAJOR	0
-#define GPSU_VERSION_MINOR	3
+#define GPSU_VERSION_MINOR	5
 
 /* Helpers defined in this header are marked with this macro. */
 #ifndef GPSU_INLINE
@@ -548,12 +548,14 @@ name##_gpsu_body(const gpsThreadCtx *gpsu_k__ __attribute__((unused)), \
  * array (gridDim.x * blockDim.x apart, often a multiple of 4 KiB, which
  * defeats the caches) before the next one starts. Use it where the body
  * does not depend on which thread runs which i (a reduction's partial
- * sums do not). i is an integer variable whose type holds n (the loop
- * runs on it: the compiler vectorises it as a plain loop); n is
- * evaluated twice.
+ * sums do not). i is an integer variable of any name whose type holds
+ * n (the loop runs on it: the compiler vectorises it as a plain loop); n
+ * is evaluated twice.
  */
+/* member names no user identifier can be: the macro's first argument
+ * (any name) is substituted wherever its parameter's name appears */
 struct gpsu_span_ {
-	unsigned long long i, end;
+	unsigned long long gpsu_lo__, gpsu_hi__;
 };
 
 GPSU_INLINE struct gpsu_span_ gpsu_span_of_(gpsDim3 t, gpsDim3 b, gpsDim3 bd,
@@ -570,8 +572,8 @@ GPSU_INLINE struct gpsu_span_ gpsu_span_of_(gpsDim3 t, gpsDim3 b, gpsDim3 bd,
 			       (t.y + (unsigned long long)bd.y * t.z);
 	struct gpsu_span_ s;
 
-	s.i = g * q + (g < r ? g : r);
-	s.end = s.i + q + (g < r);
+	s.gpsu_lo__ = g * q + (g < r ? g : r);
+	s.gpsu_hi__ = s.gpsu_lo__ + q + (g < r);
 	return s;
 }
 
@@ -592,8 +594,9 @@ GPSU_INLINE struct gpsu_span_ gpsu_grid_span_(const gpsThreadCtx *k,
 
 #define GPS_GRID_STRIDE_LOOP(i, n)					\
 	for (__typeof__(i) gpsu_e__ = ((i) = (__typeof__(i))		\
-		gpsu_grid_span_(gpsu_k__, gpsu_tid__, (n)).i,		\
-		(__typeof__(i))gpsu_grid_span_(gpsu_k__, gpsu_tid__, (n)).end); \
+		gpsu_grid_span_(gpsu_k__, gpsu_tid__, (n)).gpsu_lo__,	\
+		(__typeof__(i))						\
+		gpsu_grid_span_(gpsu_k__, gpsu_tid__, (n)).gpsu_hi__);	\
 	     (i) < gpsu_e__; (i)++)
 
 #ifdef GPSU_CUDA_NAMES

@@ -39,7 +39,7 @@ static const struct {
 	[gpsErrorBusy] = { "gpsErrorBusy",
 		"device is the last subscriber of a page: cannot unsubscribe" },
 	[gpsErrorLaunchFailure] = { "gpsErrorLaunchFailure",
-		"kernel launch or release failed" },
+		"kernel launch or release failed (a kernel that calls gpsSyncThreads or a warp function must be defined with GPS_KERNEL_SYNC, not GPS_KERNEL; libgpsu's line on stderr names the kernel and the cause)" },
 	[gpsErrorDriverVersion] = { "gpsErrorDriverVersion",
 		"gps driver ABI version not supported by this library" },
 	[gpsErrorOperatingSystem] = { "gpsErrorOperatingSystem",

@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include <numa.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,12 +71,34 @@ static void gpsu_run_block(struct gpsu_launch *l, uint64_t b)
 	}
 }
 
-static void gpsu_pool_fail(struct gpsu_pool *pool, gpsError_t err)
+/* true when @err is the launch's first failure */
+static bool gpsu_pool_fail(struct gpsu_pool *pool, gpsError_t err)
 {
 	gpsError_t none = gpsSuccess;
 
-	__atomic_compare_exchange_n(&pool->err, &none, err, 0,
-				    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	return __atomic_compare_exchange_n(&pool->err, &none, err, 0,
+					   __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+/*
+ * A barrier or a warp function naming other threads, in a kernel whose
+ * threads run one after another (GPS_KERNEL, gpsLaunchKernel): none can
+ * wait for the others. Forgetting GPS_KERNEL_SYNC is the commonest
+ * porting mistake: one line says so, by the worker whose failure is the
+ * launch's.
+ */
+static void gpsu_pool_say_bad_sync(const struct gpsu_launch *l)
+{
+	if (l->k)
+		fprintf(stderr,
+			"libgpsu: kernel %s (blocks of %u x %u x %u threads) calls gpsSyncThreads (__syncthreads) or a warp function, but it is defined with GPS_KERNEL, whose threads run one after another and cannot wait: define it with GPS_KERNEL_SYNC (GPS_KERNEL_SYNC_SHARED with shared memory)\n",
+			l->k->name ? l->k->name : "?", l->block.x, l->block.y,
+			l->block.z);
+	else
+		fprintf(stderr,
+			"libgpsu: gpsLaunchKernel kernel %p (blocks of %u x %u x %u threads) calls gpsSyncThreads (__syncthreads) or a warp function, but the threads of a gpsLaunchKernel block run one after another and cannot wait: define the kernel with GPS_KERNEL_SYNC and launch it with gpsLaunch\n",
+			(void *)(uintptr_t)l->fn, l->block.x, l->block.y,
+			l->block.z);
 }
 
 /* A gpsLaunch kernel: batches of blocks, or blocks of fibers. */
@@ -163,8 +186,8 @@ static void *gpsu_pool_worker(void *arg)
 						       __ATOMIC_RELAXED)) <
 			       pool->nblocks)
 				gpsu_run_block(l, b);
-		if (t->bad_sync)
-			gpsu_pool_fail(pool, gpsErrorLaunchFailure);
+		if (t->bad_sync && gpsu_pool_fail(pool, gpsErrorLaunchFailure))
+			gpsu_pool_say_bad_sync(l);
 		t->in_kernel = 0;
 		t->shared_dyn = NULL;
 		memset(&t->thread_idx, 0, sizeof(t->thread_idx));
