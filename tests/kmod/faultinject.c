@@ -57,18 +57,10 @@ static long long fi_get(const char *point, const char *attr)
 
 static int fi_set(const char *point, const char *attr, long long v)
 {
-	char path[256], buf[32];
-	int fd, n, ret = 0;
+	char path[256];
 
 	snprintf(path, sizeof(path), FI_DIR "%s/%s", point, attr);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	n = snprintf(buf, sizeof(buf), "%lld\n", v);
-	if (write(fd, buf, n) != n)
-		ret = -errno;
-	close(fd);
-	return ret;
+	return gps_write_num(path, v);
 }
 
 /*

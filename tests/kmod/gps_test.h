@@ -174,13 +174,12 @@ static inline int gps_knob_str(const char *name, char *buf, size_t len)
 	return ret;
 }
 
-/* Write a knob; returns 0 or -errno of the write. */
-static inline int gps_set_knob(const char *name, long long val)
+/* Write @val into the file @path (sysfs, debugfs); 0 or -errno. */
+static inline int gps_write_num(const char *path, long long val)
 {
-	char path[256], buf[64];
+	char buf[64];
 	int fd, n, ret = 0;
 
-	snprintf(path, sizeof(path), GPS_SYSFS "%s", name);
 	fd = open(path, O_WRONLY);
 	if (fd < 0)
 		return -errno;
@@ -189,6 +188,29 @@ static inline int gps_set_knob(const char *name, long long val)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+/* The number the file @path starts with, or -1. */
+static inline long long gps_read_num(const char *path)
+{
+	long long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* Write a knob; returns 0 or -errno of the write. */
+static inline int gps_set_knob(const char *name, long long val)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), GPS_SYSFS "%s", name);
+	return gps_write_num(path, val);
 }
 
 /* The value of @name in a file of "name value" lines, or -1. */

@@ -23,20 +23,6 @@
 #define CG_ROOT	"/sys/fs/cgroup"
 #define CG	CG_ROOT "/gps-limits"
 
-/* The number at the start of a file, or -1. */
-static long long gps_file_value_first(const char *path)
-{
-	long long v = -1;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
 static int write_file(const char *path, const char *val)
 {
 	int fd = open(path, O_WRONLY), ret = 0;
@@ -532,7 +518,7 @@ TEST_F(limits, foreign_allocation_not_mappable)
  */
 TEST_F(limits, maps_per_allocation)
 {
-	long long max = gps_file_value_first("/sys/module/gps/parameters/max_maps");
+	long long max = gps_read_num("/sys/module/gps/parameters/max_maps");
 	unsigned char **maps;
 	struct gps_buf b;
 	void *p;

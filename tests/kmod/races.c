@@ -49,33 +49,17 @@ static int delay_path(char *path, size_t len, const char *point,
 static long long delay_get(const char *point, const char *attr)
 {
 	char path[256];
-	long long v = -1;
-	FILE *f;
 
 	delay_path(path, sizeof(path), point, attr);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	return gps_read_num(path);
 }
 
 static int delay_set(const char *point, const char *attr, long long v)
 {
-	char path[256], buf[32];
-	int fd, n, ret = 0;
+	char path[256];
 
 	delay_path(path, sizeof(path), point, attr);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	n = snprintf(buf, sizeof(buf), "%lld\n", v);
-	if (write(fd, buf, n) != n)
-		ret = -errno;
-	close(fd);
-	return ret;
+	return gps_write_num(path, v);
 }
 
 /* Every pass through @point sleeps @us; 0: off. */
