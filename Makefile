@@ -106,7 +106,7 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 
 # the sources kernel-doc checks in make lint
-KDOC_SRCS := $(filter-out %.mod.c,$(wildcard kmod/*.[ch])) \
+KDOC_SRCS := $(filter-out %.mod.c,$(wildcard kmod/*.[ch])) $(wildcard core/*.[ch]) \
 	include/uapi/linux/gps.h
 
 KMOD_FLAGS := GPS_INCLUDE=$(CURDIR)/include KCFLAGS=-Werror
@@ -137,6 +137,7 @@ module-%: FORCE
 	(cd kmod && find . -type f \( -name '*.[ch]' -o -name Kbuild \
 		-o -name Makefile \) ! -name '*.mod.c' \
 		-exec cp -p --parents {} $(BUILD)/$*/kmod/ \;) && \
+	mkdir -p $(BUILD)/$*/core && cp -p core/*.[ch] $(BUILD)/$*/core/ && \
 	echo "  KMOD    $* ($$kdir)" && \
 	$(MAKE) -s -C $(BUILD)/$*/kmod KDIR=$$kdir $(KMOD_FLAGS)
 

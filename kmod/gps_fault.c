@@ -101,6 +101,7 @@ static void gps_map_around(struct vm_fault *vmf, struct gps_replica *r,
 {
 	unsigned int i;
 
+	lockdep_assert_held(&r->alloc->sub_sem);
 	for (i = lo; i < lo + n; i++)
 		if (i != sub)
 			vm_insert_page(vmf->vma, gps_sub_addr(vmf, sub, i),
@@ -198,6 +199,38 @@ static int gps_mkwrite_pte(pte_t *ptep, unsigned long addr, void *data)
 	return 0;
 }
 
+/*
+ * Small page @sub of @r is written from now on: it takes @spare as its
+ * twin (a snapshot of what was published) unless it has one, gets its
+ * dirty bit and may be mapped writable.  gp->lock held, the page locked.
+ * Return: whether @spare was taken (*@spare is then NULL).
+ */
+static bool gps_twin_capture(struct gps_replica *r, unsigned int sub,
+			     struct page **spare, const char *why)
+{
+	bool taken = false;
+
+	lockdep_assert_held(&gps_gpage(r->alloc, r->gidx)->lock);
+	gps_assert_page_locked(r->pages[sub]);
+	if (!r->twins[sub]) {
+		gps_still_drop(r, sub, why);
+		copy_highpage(*spare, r->pages[sub]);
+		r->twins[sub] = *spare;
+		*spare = NULL;
+		taken = true;
+	}
+	set_bit(sub, r->dirty);
+	gps_set_wmapped(r, sub);
+	return taken;
+}
+
+/* @n twins more for @r's owner. */
+static void gps_twins_count(struct gps_replica *r, unsigned int n)
+{
+	atomic64_add(n, &gps_twin_pages);
+	atomic64_add(n, &gps_devs[r->dev].stats.twin_pages);
+}
+
 #define GPS_CAPTURE_CHUNK	16
 
 /*
@@ -225,6 +258,8 @@ static void gps_capture_around(struct vm_fault *vmf, struct gps_replica *r,
 	unsigned int s, i, end, done = 0, new_twins = 0, twins0;
 	u32 cm;
 
+	lockdep_assert_held_read(&r->alloc->sub_sem);
+	gps_assert_page_locked(r->pages[sub]);
 	bitmap_zero(captured, GPS_PAGE_2M / PAGE_SIZE);
 	for (s = lo; s < lo + n; s = end) {
 		end = min(s + GPS_CAPTURE_CHUNK, lo + n);
@@ -248,15 +283,8 @@ static void gps_capture_around(struct vm_fault *vmf, struct gps_replica *r,
 				unlock_page(r->pages[i]);
 				continue;
 			}
-			if (!r->twins[i]) {
-				gps_still_drop(r, i, "capture");
-				copy_highpage(twins[i - s], r->pages[i]);
-				r->twins[i] = twins[i - s];
-				twins[i - s] = NULL;
-				new_twins++;
-			}
-			set_bit(i, r->dirty);
-			gps_set_wmapped(r, i);
+			new_twins += gps_twin_capture(r, i, &twins[i - s],
+						      "capture");
 			cm |= BIT(i - s);
 			done++;
 		}
@@ -281,8 +309,7 @@ static void gps_capture_around(struct vm_fault *vmf, struct gps_replica *r,
 		for_each_set_bit_from(i, captured, end)
 			unlock_page(r->pages[i]);
 	}
-	atomic64_add(new_twins, &gps_twin_pages);
-	atomic64_add(new_twins, &gps_devs[r->dev].stats.twin_pages);
+	gps_twins_count(r, new_twins);
 	atomic64_add(done, &gps_devs[dev].stats.pages_captured);
 }
 
@@ -347,17 +374,10 @@ retry:
 			return VM_FAULT_OOM;
 		goto retry;
 	}
-	if (!r->twins[sub]) {
-		gps_still_drop(r, sub, "write fault");
-		copy_highpage(twin, page);
-		r->twins[sub] = twin;
-		twin = NULL;
+	if (gps_twin_capture(r, sub, &twin, "write fault")) {
 		hf |= GPS_HF_NEWTWIN;
-		atomic64_inc(&gps_twin_pages);
-		atomic64_inc(&gps_devs[r->dev].stats.twin_pages);
+		gps_twins_count(r, 1);
 	}
-	set_bit(sub, r->dirty);
-	gps_set_wmapped(r, sub);
 	gps_mark_dirty(r);
 	/* A narrow replica widens at its second small page of the epoch. */
 	if (a->nr_sub > 1 && r->narrow &&

@@ -301,8 +301,8 @@ int gps_queues_reconfigure(unsigned int capacity, unsigned int watermark,
 		ret = -ENOMEM;
 		if (gps_should_fail(GPS_FAIL_QUEUE_RESHAPE))
 			goto err_destroy;
-		ret = gps_queue_init(&fresh[d], gps_devs[d].nid, capacity,
-				     watermark, block_size);
+		ret = gps_push_queue_alloc(&fresh[d], gps_devs[d].nid,
+					   capacity, watermark, block_size);
 		if (ret)
 			goto err_destroy;
 	}
@@ -311,13 +311,13 @@ int gps_queues_reconfigure(unsigned int capacity, unsigned int watermark,
 		goto err_destroy;
 	gps_drain_all_locked(NULL);
 	for (d = 0; d < gps_nr_devs; d++)
-		gps_queue_swap(&gps_devs[d], &fresh[d]);
+		gps_push_queue_swap(&gps_devs[d], &fresh[d]);
 	gps_unlock_all();
 	ret = 0;
 	d = gps_nr_devs;
 err_destroy:
 	while (d--)
-		gps_queue_destroy(&fresh[d]);
+		gps_push_queue_free(&fresh[d]);
 	kfree(fresh);
 	return ret;
 }

@@ -66,7 +66,8 @@
  *    nothing but what the driver wrote under that lock, the same bytes
  *    as every other replica's twin (or page, without one) but for the
  *    stores a pusher is publishing, so a push may copy it whole.
- *  - A queue is used only under its device's harvest_lock.  A fence's
+ *  - A queue (core/gps_queue.c) is used only under its device's
+ *    harvest_lock.  A fence's
  *    helpers (gps_help.c) harvest and push under the lock their fence
  *    holds, never using the queue.
  */
@@ -83,58 +84,11 @@
 #include <linux/list.h>
 #include <linux/xarray.h>
 #include <linux/mm_types.h>
+#include <linux/page-flags.h>
 #include <linux/sched/clock.h>
 #include <linux/gps.h>
-
-/* Blocks of a small page at the smallest block size, 64 bytes. */
-#define GPS_QBLOCKS_MAX		(PAGE_SIZE / 64)
-
-/*
- * One entry of a coalescing write queue: the queued blocks of one small
- * page and the mask of their changed bytes.  The bytes stay in the source
- * replica (its twin while it has one), read when the entry is pushed.
- */
-struct gps_qentry {
-	struct hlist_node hash;		/* lookup by (allocation, page) */
-	struct gps_alloc *alloc;
-	u64 page;			/* small page index in the allocation */
-	unsigned long added;		/* jiffies when added */
-	unsigned int blocks;		/* set bits of @queued */
-	DECLARE_BITMAP(queued, GPS_QBLOCKS_MAX);	/* blocks queued */
-	/* changed bytes, PAGE_SIZE bits, none set outside @queued */
-	unsigned long *mask;
-};
-
-/*
- * Per-device coalescing write queue; used under gps_dev.harvest_lock.
- * @capacity, @watermark and @count are in blocks, as in the paper; the
- * entries (@nr of them) are pages, as many as @capacity at most.
- */
-struct gps_queue {
-	unsigned int capacity;
-	unsigned int watermark;
-	unsigned int block_size;
-	unsigned int count;		/* blocks queued */
-	unsigned int nr;		/* entries live */
-	unsigned int hash_bits;
-	unsigned int head;		/* ring index of the oldest entry */
-	/*
-	 * A FIFO of pages: merging does not refresh an entry's age, so
-	 * entries leave in the order they came (but for an allocation's
-	 * purge), and a block joining a page's entry leaves with it.
-	 */
-	struct gps_qentry **ring;	/* live entries from head, capacity */
-	struct gps_qentry **spare;	/* unused: capacity - nr of them */
-	struct hlist_head *hash;
-	struct gps_qentry *entries;	/* capacity entries */
-	void *storage;			/* masks of all entries */
-};
-
-/* The oldest entry of @q, NULL if empty; its device's harvest_lock held. */
-static inline struct gps_qentry *gps_queue_oldest(const struct gps_queue *q)
-{
-	return q->nr ? q->ring[q->head] : NULL;
-}
+#include "gps_queue.h"
+#include "gps_diff.h"
 
 /* Every device's view, then the host view (gps_host_view()). */
 #define GPS_MAX_VIEWS		(GPS_MAX_DEVICES + 1)
@@ -248,12 +202,6 @@ static inline u64 gps_clock_since(u64 t0)
 
 	return d > 0 ? d : 0;
 }
-
-/* Diff output of one small page: the byte mask of what changed. */
-struct gps_diff {
-	unsigned long mask[BITS_TO_LONGS(PAGE_SIZE)];
-	DECLARE_BITMAP(blocks, GPS_QBLOCKS_MAX);	/* with a changed byte */
-};
 
 /*
  * Who harvests: @dev's push thread or a fence (its harvest_lock held), or
@@ -376,6 +324,24 @@ extern atomic64_t gps_nr_allocs;
 extern atomic64_t gps_replica_pages;
 extern atomic64_t gps_twin_pages;
 
+/* Every device's harvest_lock is held (gps_lock_all()). */
+static inline void gps_assert_all_harvesting(void)
+{
+#ifdef CONFIG_LOCKDEP
+	unsigned int d;
+
+	for (d = 0; d < gps_nr_devs; d++)
+		lockdep_assert_held(&gps_devs[d].harvest_lock);
+#endif
+}
+
+/* @page is locked by us; page locks have no lockdep: the debug build's. */
+static inline void gps_assert_page_locked(struct page *page)
+{
+	if (IS_ENABLED(CONFIG_GPS_DEBUG))
+		WARN_ON_ONCE(!PageLocked(page));
+}
+
 /*
  * Views: one per device, then the host view, which loads and stores as
  * the home device's but is never kept writable, so that its write faults
@@ -452,8 +418,8 @@ extern struct list_head gps_all_allocs;
 
 /* gps_migrate.c: managed memory */
 int gps_um_init(struct gps_alloc *a);
-bool gps_um_wants(struct gps_alloc *a, unsigned long g, int view);
-void gps_um_migrate(struct gps_alloc *a, unsigned long g, int view);
+bool gps_um_wants(struct gps_alloc *a, unsigned long g, int to);
+void gps_um_migrate(struct gps_alloc *a, unsigned long g, int to);
 
 /* gps_subscribe.c */
 int gps_advise(struct gps_ctx *ctx, struct gps_advise_args *args);
@@ -480,22 +446,7 @@ void gps_link_reset(void);
 extern const struct vm_operations_struct gps_vm_ops;
 int gps_mmap(struct file *file, struct vm_area_struct *vma);
 
-/* gps_queue.c: the queue as a data structure, a leaf */
-size_t gps_queue_bytes(unsigned int capacity);
-int gps_queue_init(struct gps_queue *q, int nid, unsigned int capacity,
-		   unsigned int watermark, unsigned int block_size);
-void gps_queue_destroy(struct gps_queue *q);
-struct gps_qentry *gps_queue_find(struct gps_dev *dev, struct gps_alloc *a,
-				  u64 page);
-void gps_queue_merge(struct gps_dev *dev, struct gps_qentry *e,
-		     const unsigned long *mask, const unsigned long *blocks);
-void gps_queue_insert(struct gps_dev *dev, struct gps_alloc *a, u64 page,
-		      const unsigned long *mask, const unsigned long *blocks);
-void gps_queue_take(struct gps_dev *dev, unsigned int end);
-void gps_queue_purge(struct gps_dev *dev, struct gps_alloc *a);
-void gps_queue_swap(struct gps_dev *dev, struct gps_queue *fresh);
-
-/* gps_push.c: entries and pages into the other replicas */
+/* gps_push.c: the device's queue, and pushes into the other replicas */
 void gps_push_queue(struct gps_dev *dev, struct gps_alloc *a, u64 page,
 		    const unsigned long *mask, const unsigned long *blocks,
 		    struct gps_fence_stats *st);
@@ -504,19 +455,33 @@ void gps_push_aged(struct gps_dev *dev, unsigned long age);
 void gps_push_page(struct gps_dev *dev, struct gps_replica *src,
 		   unsigned int sub, const unsigned long *mask,
 		   unsigned int blocks, struct gps_fence_stats *st);
+int gps_push_queue_alloc(struct gps_queue *q, int nid, unsigned int capacity,
+			 unsigned int watermark, unsigned int block_size);
+void gps_push_queue_free(struct gps_queue *q);
+void gps_push_queue_swap(struct gps_dev *dev, struct gps_queue *fresh);
+void gps_push_queue_purge(struct gps_dev *dev, struct gps_alloc *a);
+
+/* gps_dirty.c: the dirty lists */
+void gps_mark_dirty(struct gps_replica *r);
+void gps_mark_hot(struct gps_replica *r, bool stored);
+void gps_dirty_del(struct gps_dev *dev, struct gps_replica *r);
+struct gps_replica *gps_dirty_pop(struct gps_dev *dev, u64 min_age);
+unsigned int gps_dirty_take(struct gps_dev *dev, struct gps_replica **batch,
+			    unsigned int n);
+void gps_dirty_purge(struct gps_dev *dev, struct gps_alloc *a);
+
+/* gps_protect.c: write-protection of harvested pages */
+bool gps_write_protect(struct gps_replica *r, unsigned long *dirty,
+		       unsigned long *expiring);
+void gps_retire(struct gps_replica *r, const unsigned long *idle);
 
 /* gps_harvest.c */
-void gps_mark_dirty(struct gps_replica *r);
-void gps_dirty_del(struct gps_dev *dev, struct gps_replica *r);
 unsigned long gps_harvest(struct gps_dev *dev, unsigned long budget,
 			  u64 min_age, struct gps_fence_stats *st);
 unsigned int gps_harvest_replica(struct gps_harvester *h,
 				 struct gps_replica *r);
-unsigned int gps_dirty_take(struct gps_dev *dev, struct gps_replica **batch,
-			    unsigned int n);
 void gps_harvest_account(struct gps_dev *dev, u64 t0, u64 pages,
 			 unsigned long done);
-void gps_harvest_purge(struct gps_dev *dev, struct gps_alloc *a);
 
 /* gps_help.c: a fence's harvest on the node's CPUs */
 unsigned long gps_harvest_helped(struct gps_dev *dev, unsigned long budget,

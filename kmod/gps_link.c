@@ -2,6 +2,9 @@
 /*
  * DOC: the interconnect model
  *
+ * The arithmetic is the pure core's (core/gps_linkmodel.h); the clocks,
+ * locks and sleeps are here.
+ *
  * NUMA links are far faster, relative to local memory, than the PCIe or
  * NVLink links between GPUs.  To reproduce a GPU system's ratio of local
  * to remote bandwidth, each device gets a virtual outgoing link: every
@@ -29,6 +32,7 @@
 #include <linux/sched/signal.h>
 #include <linux/kthread.h>
 #include "gps_internal.h"
+#include "gps_linkmodel.h"
 
 /**
  * gps_link_charge() - account @bytes sent over @dev's link
@@ -38,14 +42,14 @@
 void gps_link_charge(struct gps_dev *dev, u64 bytes)
 {
 	u64 bw = READ_ONCE(gps_knobs.link_bandwidth);
-	u64 now, t;
+	u64 now;
 
 	if (!bw || !bytes)
 		return;
 	now = ktime_get_ns();
-	t = div64_u64(bytes * NSEC_PER_SEC, bw) ?: 1;
 	spin_lock(&dev->link_lock);
-	WRITE_ONCE(dev->link_free_ns, max(dev->link_free_ns, now) + t);
+	WRITE_ONCE(dev->link_free_ns,
+		   gps_link_busy_until(dev->link_free_ns, now, bytes, bw));
 	spin_unlock(&dev->link_lock);
 }
 
@@ -77,7 +81,8 @@ static void gps_link_sleep(struct gps_dev *dev, u64 until, bool latency)
 	now = start;
 
 	if (latency)
-		until = max(until, start) + READ_ONCE(gps_knobs.link_latency_ns);
+		until = gps_link_fence_end(until, start,
+					   READ_ONCE(gps_knobs.link_latency_ns));
 	while (now < until && !fatal_signal_pending(current) &&
 	       !((current->flags & PF_KTHREAD) && kthread_should_stop())) {
 		/* Killable, not interruptible: a handled signal must not spin. */

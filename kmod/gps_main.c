@@ -486,7 +486,7 @@ static void gps_devs_free(void)
 	for (d = 0; d < gps_nr_devs; d++) {
 		gps_thread_stop(&gps_devs[d]);
 		gps_helpers_stop(&gps_devs[d]);
-		gps_queue_destroy(&gps_devs[d].queue);
+		gps_push_queue_free(&gps_devs[d].queue);
 		kfree(gps_devs[d].scratch);
 	}
 	kfree(gps_devs);
@@ -518,9 +518,10 @@ static int gps_devs_init(void)
 		spin_lock_init(&dev->link_lock);
 		INIT_LIST_HEAD(&dev->dirty);
 		d++;
-		ret = gps_queue_init(&dev->queue, nid, gps_knobs.queue_capacity,
-				     gps_knobs.queue_watermark,
-				     gps_knobs.block_size);
+		ret = gps_push_queue_alloc(&dev->queue, nid,
+					   gps_knobs.queue_capacity,
+					   gps_knobs.queue_watermark,
+					   gps_knobs.block_size);
 		if (ret)
 			goto err_free;
 		dev->scratch = kmalloc_node(sizeof(*dev->scratch),

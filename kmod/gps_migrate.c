@@ -55,17 +55,17 @@ static bool gps_um_pinned(struct gps_um_page *um)
 }
 
 /**
- * gps_um_wants() - must a fault of @view move managed GPS page @g?
+ * gps_um_wants() - must a fault of device @to move managed GPS page @g?
  * @a: allocation, sub_sem held
  * @g: GPS page
- * @view: faulting view
+ * @to: the faulting view's device
  *
  * Return: true for a managed page held by another device and not pinned.
  */
-bool gps_um_wants(struct gps_alloc *a, unsigned long g, int view)
+bool gps_um_wants(struct gps_alloc *a, unsigned long g, int to)
 {
 	lockdep_assert_held(&a->sub_sem);
-	return a->kind == GPS_MEM_MANAGED && !gps_gpage(a, g)->rep[view] &&
+	return a->kind == GPS_MEM_MANAGED && !gps_gpage(a, g)->rep[to] &&
 	       !gps_um_pinned(&a->um[g]);
 }
 
@@ -104,17 +104,17 @@ static void gps_um_charge(int from, int to, u64 bytes, unsigned int blocks)
 }
 
 /**
- * gps_um_migrate() - move managed GPS page @g to @view's device
+ * gps_um_migrate() - move managed GPS page @g to device @to
  * @a: the allocation; called from a fault with no gps lock held
  * @g: GPS page
- * @view: the faulting view
+ * @to: the faulting view's device
  *
  * Does nothing if the page got there meanwhile, is pinned, or starts
- * thrashing now (then pinned where it is), or if @view's node cannot
+ * thrashing now (then pinned where it is), or if @to's node cannot
  * hold it (counted in subscribe_failed): the caller then maps the copy
  * where it is.
  */
-void gps_um_migrate(struct gps_alloc *a, unsigned long g, int view)
+void gps_um_migrate(struct gps_alloc *a, unsigned long g, int to)
 {
 	struct gps_gpage *gp = gps_gpage(a, g);
 	u64 bytes = (u64)a->nr_sub << PAGE_SHIFT;
@@ -123,7 +123,7 @@ void gps_um_migrate(struct gps_alloc *a, unsigned long g, int view)
 	int from;
 
 	down_write(&a->sub_sem);
-	if (a->dead || !gps_um_wants(a, g, view))
+	if (a->dead || !gps_um_wants(a, g, to))
 		goto out_unlock;
 	old = gp->rep[__ffs64(gp->subs)];
 	from = old->dev;
@@ -131,10 +131,10 @@ void gps_um_migrate(struct gps_alloc *a, unsigned long g, int view)
 		atomic64_inc(&gps_devs[from].stats.thrash_pins);
 		goto out_unlock;
 	}
-	r = gps_replica_alloc(a, g, view, false);
+	r = gps_replica_alloc(a, g, to, false);
 	if (!r) {
 		a->um[g].moves--;
-		atomic64_inc(&gps_devs[view].stats.subscribe_failed);
+		atomic64_inc(&gps_devs[to].stats.subscribe_failed);
 		goto out_unlock;
 	}
 	/* Out of the table, then out of every view: nothing stores to it. */
@@ -146,15 +146,15 @@ void gps_um_migrate(struct gps_alloc *a, unsigned long g, int view)
 	for (i = 0; i < a->nr_sub; i++)
 		copy_highpage(r->pages[i], old->pages[i]);
 	spin_lock(&gp->lock);
-	gp->rep[view] = r;
-	gp->subs = BIT_ULL(view);
+	gp->rep[to] = r;
+	gp->subs = BIT_ULL(to);
 	spin_unlock(&gp->lock);
 	up_write(&a->sub_sem);
 
 	gps_replica_free(old);
-	atomic64_inc(&gps_devs[view].stats.migrations);
-	atomic64_add(bytes, &gps_devs[view].stats.bytes_migrated);
-	gps_um_charge(from, view, bytes,
+	atomic64_inc(&gps_devs[to].stats.migrations);
+	atomic64_add(bytes, &gps_devs[to].stats.bytes_migrated);
+	gps_um_charge(from, to, bytes,
 		      DIV_ROUND_UP(bytes, READ_ONCE(gps_knobs.block_size)));
 	return;
 

@@ -21,16 +21,18 @@
  * reader racing with the push sees each word old or new, never torn
  * (gps_bytes.h, tests/kmod/tearing.c).
  *
- * Blocks leave the queue here, oldest first: when it passes its high
+ * The queue and its policy, which blocks leave when, are the pure core's
+ * (core/gps_queue.c); this file gives each device its queue, on its node,
+ * and pushes what the policy sends (gps_push_span()): past the high
  * watermark (gps_push_queue()), at a fence (gps_push_drain()), and from
- * the device's thread once they have waited longer than the harvest
+ * the device's thread once blocks have waited longer than the harvest
  * interval (gps_push_aged()).  The blocks of an entry, one small page's,
  * leave together, under one lock and one mapping of each page
  * (gps_push_bytes()), but where the watermark takes only the lowest of
  * them.  Densely written pages skip the queue (gps_push_page()).  Every
  * byte pushed is charged to the link model.
  *
- * Calls the queue and the link model; called by the harvest, the thread
+ * Calls the core and the link model; called by the harvest, the thread
  * and the fences, with the device's harvest_lock held, and by the helpers
  * of a fence holding it (gps_push_page() only: the queue is the holder's).
  */
@@ -43,6 +45,7 @@
 #include <linux/lockdep.h>
 #include "gps_internal.h"
 #include "gps_bytes.h"
+#include "gps_queue.h"
 #include "gps_still.h"
 #include "gps_history.h"
 #include "gps_trace.h"
@@ -125,28 +128,35 @@ static struct page *gps_push_source(struct gps_replica *src,
 	return src->twins[sub] ?: src->pages[sub];
 }
 
+/* Who pushes: the device, with the fence's statistics (or NULL). */
+struct gps_pusher {
+	struct gps_dev *dev;
+	struct gps_fence_stats *st;
+};
+
 /*
- * Write the masked bytes of [@lo, @hi) of small page @sub of GPS page
- * @gidx, @blocks blocks, from @dev's replica into every other
- * subscriber's, under one hold of the GPS page lock, each receiver's page
- * and twin mapped once; @also counts the blocks too, if not NULL.  The
- * masked bytes are counted once.  A source gone (a managed page moved
- * away, its only copy with it) leaves nothing to send.  @lo and @hi:
- * multiples of block_size.
+ * Write the masked bytes of @s (one small page's blocks in [lo, hi)) from
+ * the pusher's replica into every other subscriber's, under one hold of
+ * the GPS page lock, each receiver's page and twin mapped once; @bulk:
+ * past the queue (counted as blocks_bulk; early spans as
+ * blocks_pushed_early).  The masked bytes are counted once.  A source
+ * gone (a managed page moved away, its only copy with it) leaves nothing
+ * to send.
  */
-static void gps_push_bytes(struct gps_dev *dev, struct gps_alloc *a,
-			   unsigned long gidx, unsigned int sub,
-			   const unsigned long *mask, unsigned int lo,
-			   unsigned int hi, unsigned int blocks,
-			   atomic64_t *also, struct gps_fence_stats *st)
+static void gps_push_bytes(const struct gps_pusher *p, const struct gps_qspan *s,
+			   bool bulk)
 {
+	struct gps_dev *dev = p->dev;
+	struct gps_alloc *a = (struct gps_alloc *)s->owner;
+	unsigned long gidx = s->page >> (a->gshift - PAGE_SHIFT);
+	unsigned int sub = s->page & (a->nr_sub - 1), lo = s->lo;
 	struct gps_gpage *gp = gps_gpage(a, gidx);
-	const unsigned long *m = mask + lo / BITS_PER_LONG;
-	unsigned int len = hi - lo, nbytes = bitmap_weight(m, len);
+	const unsigned long *m = s->mask + lo / BITS_PER_LONG;
+	unsigned int len = s->hi - lo, nbytes = bitmap_weight(m, len);
 	struct gps_replica *src, *r;
 	unsigned long subs;
 	u64 bytes = 0;
-	u8 *from, *p;
+	u8 *from, *to;
 	enum gps_how how;
 	bool still;
 	int d;
@@ -167,41 +177,49 @@ static void gps_push_bytes(struct gps_dev *dev, struct gps_alloc *a,
 		gps_still_check(r, sub, lo, len, "push");
 		how = gps_how(nbytes, len, gps_unwritten(r, sub));
 		still = !test_bit(sub, r->wmapped);
-		p = kmap_local_page(r->pages[sub]);
-		gps_apply(p + lo, from + lo, m, len, how, still);
-		kunmap_local(p);
+		to = kmap_local_page(r->pages[sub]);
+		gps_apply(to + lo, from + lo, m, len, how, still);
+		kunmap_local(to);
 		gps_still_sync(r, sub, lo, len);
 		if (r->twins[sub]) {
-			p = kmap_local_page(r->twins[sub]);
-			gps_apply(p + lo, from + lo, m, len,
+			to = kmap_local_page(r->twins[sub]);
+			gps_apply(to + lo, from + lo, m, len,
 				  gps_how(nbytes, len, false), true);
-			kunmap_local(p);
+			kunmap_local(to);
 		}
 		gps_hist(GPS_H_PUSH, dev->id, d, a, gidx, sub, how |
 			 (still ? GPS_HF_STILL : 0) |
 			 (r->twins[sub] ? GPS_HF_RTWIN : 0) |
 			 (src->twins[sub] ? GPS_HF_FROMTWIN : 0) |
-			 lo / 64 << 8 | hi / 64 << 16 | min(blocks, 255U) << 24);
-		gps_count_traffic(dev, d, blocks, nbytes);
+			 lo / 64 << 8 | s->hi / 64 << 16 |
+			 min(s->blocks, 255U) << 24);
+		gps_count_traffic(dev, d, s->blocks, nbytes);
 		bytes += nbytes;
 	}
 	kunmap_local(from);
 	spin_unlock(&gp->lock);
 
 	gps_link_charge(dev, bytes);
-	atomic64_add(blocks, &dev->stats.blocks_pushed);
+	atomic64_add(s->blocks, &dev->stats.blocks_pushed);
 	atomic64_add(bytes, &dev->stats.bytes_pushed);
-	atomic64_add(blocks, &a->pushes);
-	if (also)
-		atomic64_add(blocks, also);
-	if (st) {
-		st->blocks_pushed += blocks;
-		st->bytes_pushed += bytes;
+	atomic64_add(s->blocks, &a->pushes);
+	if (bulk)
+		atomic64_add(s->blocks, &dev->stats.blocks_bulk);
+	else if (s->early)
+		atomic64_add(s->blocks, &dev->stats.blocks_pushed_early);
+	if (p->st) {
+		p->st->blocks_pushed += s->blocks;
+		p->st->bytes_pushed += bytes;
 	}
 	trace_gps_push(dev->id, a->handle,
-		       (((u64)gidx << a->gshift) + ((u64)sub << PAGE_SHIFT) +
-			lo) / dev->queue.block_size,
+		       ((s->page << PAGE_SHIFT) + lo) / dev->queue.block_size,
 		       hweight64(subs), bytes);
+}
+
+/* The queue's push (gps_qpush_t): a span it sends now. */
+static void gps_push_span(void *ctx, const struct gps_qspan *s)
+{
+	gps_push_bytes(ctx, s, false);
 }
 
 /**
@@ -225,41 +243,16 @@ void gps_push_page(struct gps_dev *dev, struct gps_replica *src,
 		   unsigned int sub, const unsigned long *mask,
 		   unsigned int blocks, struct gps_fence_stats *st)
 {
+	struct gps_pusher p = { .dev = dev, .st = st };
+	struct gps_alloc *a = src->alloc;
+	struct gps_qspan s = {
+		.owner = a, .mask = mask, .lo = 0, .hi = PAGE_SIZE,
+		.blocks = blocks,
+		.page = ((u64)src->gidx << (a->gshift - PAGE_SHIFT)) + sub,
+	};
+
 	gps_assert_harvesting(dev);
-	gps_push_bytes(dev, src->alloc, src->gidx, sub, mask, 0, PAGE_SIZE,
-		       blocks, &dev->stats.blocks_bulk, st);
-}
-
-/*
- * Push the oldest entry's blocks, @max of them at most, lowest first, and
- * take them out of the queue.  Return: blocks pushed, 0 if the queue is
- * empty or its oldest entry has not waited @age jiffies.
- */
-static unsigned int gps_push_oldest(struct gps_dev *dev, unsigned int max,
-				    unsigned long age, bool early,
-				    struct gps_fence_stats *st)
-{
-	struct gps_queue *q = &dev->queue;
-	struct gps_qentry *e = gps_queue_oldest(q);
-	unsigned int bs = q->block_size, n = 0, lo = 0, hi = 0, k;
-	u64 off;
-
-	if (!e || !max || time_before(jiffies, e->added + age))
-		return 0;
-	for_each_set_bit(k, e->queued, PAGE_SIZE / bs) {
-		if (!n++)
-			lo = k * bs;
-		hi = (k + 1) * bs;
-		if (n == max)
-			break;
-	}
-	off = e->page << PAGE_SHIFT;
-	gps_push_bytes(dev, e->alloc, off >> e->alloc->gshift,
-		       (off >> PAGE_SHIFT) & (e->alloc->nr_sub - 1), e->mask,
-		       lo, hi, n,
-		       early ? &dev->stats.blocks_pushed_early : NULL, st);
-	gps_queue_take(dev, n < e->blocks ? hi : PAGE_SIZE);
-	return n;
+	gps_push_bytes(&p, &s, true);
 }
 
 /**
@@ -271,32 +264,27 @@ static unsigned int gps_push_oldest(struct gps_dev *dev, unsigned int max,
  * @blocks: blocks of the page with a changed byte, at least one
  * @st: fence statistics, or NULL
  *
- * A block already queued merges; the others join the page's entry, or
- * a new one.  The queue is then pushed down to its high watermark, oldest
- * blocks first (the paper's drain of the least recently added): a queue
- * over its capacity for a moment sends the blocks that making room first
- * would have sent, and never counts more than its capacity as held.
+ * The queue's policy (core/gps_queue.c) merges, inserts, and pushes the
+ * oldest blocks past the high watermark through gps_push_span().
  */
 void gps_push_queue(struct gps_dev *dev, struct gps_alloc *a, u64 page,
 		    const unsigned long *mask, const unsigned long *blocks,
 		    struct gps_fence_stats *st)
 {
-	struct gps_queue *q = &dev->queue;
-	struct gps_qentry *e = gps_queue_find(dev, a, page);
+	struct gps_pusher p = { .dev = dev, .st = st };
+	struct gps_qstat qs = {};
 
-	gps_hist(e ? GPS_H_QMERGE : GPS_H_QINSERT, dev->id, -1, a,
+	lockdep_assert_held(&dev->harvest_lock);
+	gps_hist(gps_queue_lookup(&dev->queue, a, page) ? GPS_H_QMERGE :
+		 GPS_H_QINSERT, dev->id, -1, a,
 		 page >> (a->gshift - PAGE_SHIFT), page & (a->nr_sub - 1),
 		 bitmap_weight(blocks, GPS_QBLOCKS_MAX));
-	if (e) {
-		gps_queue_merge(dev, e, mask, blocks);
-	} else {
-		/* Entries all full: each holds one block. */
-		if (q->nr == q->capacity)
-			gps_push_oldest(dev, UINT_MAX, 0, true, st);
-		gps_queue_insert(dev, a, page, mask, blocks);
-	}
-	while (q->count > q->watermark)
-		gps_push_oldest(dev, q->count - q->watermark, 0, true, st);
+	gps_queue_add(&dev->queue, a, page, mask, blocks, jiffies,
+		      gps_push_span, &p, &qs);
+	atomic64_add(qs.queued, &dev->stats.blocks_queued);
+	atomic64_add(qs.merged, &dev->stats.blocks_merged);
+	if (qs.held > atomic64_read(&dev->stats.queue_hwm))
+		atomic64_set(&dev->stats.queue_hwm, qs.held);
 }
 
 /**
@@ -306,7 +294,11 @@ void gps_push_queue(struct gps_dev *dev, struct gps_alloc *a, u64 page,
  */
 void gps_push_drain(struct gps_dev *dev, struct gps_fence_stats *st)
 {
-	while (gps_push_oldest(dev, UINT_MAX, 0, false, st))
+	struct gps_pusher p = { .dev = dev, .st = st };
+
+	lockdep_assert_held(&dev->harvest_lock);
+	while (gps_queue_push_oldest(&dev->queue, UINT_MAX, jiffies, 0, false,
+				     gps_push_span, &p))
 		cond_resched();
 }
 
@@ -320,7 +312,69 @@ void gps_push_drain(struct gps_dev *dev, struct gps_fence_stats *st)
  */
 void gps_push_aged(struct gps_dev *dev, unsigned long age)
 {
+	struct gps_pusher p = { .dev = dev };
+
+	lockdep_assert_held(&dev->harvest_lock);
 	while (!gps_fence_waits(dev) &&
-	       gps_push_oldest(dev, UINT_MAX, age, true, NULL))
+	       gps_queue_push_oldest(&dev->queue, UINT_MAX, jiffies, age, true,
+				     gps_push_span, &p))
 		cond_resched();
+}
+
+/**
+ * gps_push_queue_alloc() - an empty queue for a device on node @nid
+ * @q: queue to set up
+ * @nid: node whose memory holds it
+ * @capacity: blocks, and so entries at most
+ * @watermark: blocks above which the oldest are pushed
+ * @block_size: bytes of a block, a power of two from 64 to PAGE_SIZE
+ *
+ * Return: 0, or -ENOMEM (nothing left allocated).
+ */
+int gps_push_queue_alloc(struct gps_queue *q, int nid, unsigned int capacity,
+			 unsigned int watermark, unsigned int block_size)
+{
+	/* A shape too big for the node fails the knob write, kills nobody. */
+	void *mem = kvmalloc_node(gps_queue_bytes(capacity), GFP_KERNEL |
+				  __GFP_RETRY_MAYFAIL | __GFP_NOWARN, nid);
+
+	if (!mem)
+		return -ENOMEM;
+	gps_queue_init(q, mem, capacity, watermark, block_size);
+	return 0;
+}
+
+/* The memory of a queue set up by gps_push_queue_alloc(), or none. */
+void gps_push_queue_free(struct gps_queue *q)
+{
+	kvfree(q->entries);
+	q->entries = NULL;
+}
+
+/**
+ * gps_push_queue_swap() - give @dev the empty queue @fresh, return the
+ *	old one in @fresh, for gps_push_queue_free() only
+ * @dev: device, harvest_lock held, its queue drained
+ * @fresh: an initialised, empty queue
+ */
+void gps_push_queue_swap(struct gps_dev *dev, struct gps_queue *fresh)
+{
+	struct gps_queue old = dev->queue;
+
+	lockdep_assert_held(&dev->harvest_lock);
+	WARN_ON_ONCE(old.nr);
+	dev->queue = *fresh;
+	*fresh = old;
+	atomic64_set(&dev->stats.queue_hwm, 0);
+}
+
+/**
+ * gps_push_queue_purge() - drop the entries of an allocation being freed
+ * @dev: device, harvest_lock held
+ * @a: allocation
+ */
+void gps_push_queue_purge(struct gps_dev *dev, struct gps_alloc *a)
+{
+	lockdep_assert_held(&dev->harvest_lock);
+	gps_queue_purge(&dev->queue, a);
 }

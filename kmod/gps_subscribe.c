@@ -43,6 +43,7 @@ int gps_subscribe_page(struct gps_alloc *a, unsigned long g, int dev)
 	unsigned int i;
 
 	lockdep_assert_held_write(&a->sub_sem);
+	gps_assert_all_harvesting();
 	if (gp->rep[dev])
 		return 0;
 	r = gps_replica_alloc(a, g, dev, false);
@@ -76,6 +77,7 @@ int gps_subscribe_page(struct gps_alloc *a, unsigned long g, int dev)
 void gps_quiesce(struct gps_alloc *a, unsigned long first, unsigned long nr)
 {
 	lockdep_assert_held_write(&a->sub_sem);
+	gps_assert_all_harvesting();
 	gps_zap_views(a, first, nr, NULL);
 	gps_drain_all_locked(NULL);
 }
@@ -97,6 +99,7 @@ void gps_unsubscribe_page(struct gps_alloc *a, unsigned long g, int dev,
 	struct gps_dev *owner = &gps_devs[dev];
 
 	lockdep_assert_held_write(&a->sub_sem);
+	gps_assert_all_harvesting();
 	spin_lock(&gp->lock);
 	gp->rep[dev] = NULL;
 	gp->subs &= ~BIT_ULL(dev);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DOC: per-node push threads and fences
+ * DOC: per-node push threads
  *
  * Each device has a kernel thread, gps/<node>, created on its node and
  * allowed only on its node's CPUs.  While user code runs it harvests the

@@ -10,15 +10,13 @@
  * the push sees each aligned 8-byte word old or new, never torn.  None of
  * these helpers calls memcpy(), which promises no such thing (x86's
  * "rep movsb", taken with ERMS/FSRM as qemu's TCG CPUs have, may write
- * byte by byte; tests/kmod/tearing.c).
+ * byte by byte; tests/kmod/tearing.c).  Part of the pure core: the
+ * same code in gps.ko and in the native engine.
  */
 #ifndef _GPS_BYTES_H
 #define _GPS_BYTES_H
 
-#include <linux/types.h>
-#include <linux/atomic.h>
-#include <linux/bitmap.h>
-#include <linux/swab.h>
+#include "gps_compat.h"
 
 /*
  * A mask of @nbytes bits (a multiple of BITS_PER_LONG) has a set bit:
