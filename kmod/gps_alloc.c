@@ -187,7 +187,7 @@ int gps_alloc_create(struct gps_ctx *ctx, struct gps_alloc_args *args)
 		return -EINVAL;
 	if (args->home >= gps_nr_devs)
 		return -EINVAL;
-	if (ps != GPS_PAGE_4K && ps != GPS_PAGE_64K && ps != GPS_PAGE_2M)
+	if (!gps_page_size_ok(ps))
 		return -EINVAL;
 	if (!args->size || args->size > (u64)totalram_pages() << PAGE_SHIFT)
 		return args->size ? -ENOMEM : -EINVAL;

@@ -6,7 +6,8 @@
  * every live allocation.  One directory per device, node<N>, with two
  * files:
  *
- *  - stats: one "name value" line per counter of the device;
+ *  - stats: one "name value" line per counter of the device, in the
+ *    order of gps_stats.h;
  *  - traffic: one line per destination device, "<node> <blocks> <bytes>",
  *    the row of the traffic matrix for pushes from this device.
  *
@@ -30,56 +31,18 @@
 
 static struct dentry *gps_debugfs_root;
 
-/* The counters of node<N>/stats, in the order they are printed. */
-static const struct {
-	const char *name;
-	size_t offset;
-} gps_counters[] = {
-	{ "read_faults", offsetof(struct gps_dev_stats, read_faults) },
-	{ "write_faults", offsetof(struct gps_dev_stats, write_faults) },
-	{ "pages_captured", offsetof(struct gps_dev_stats, pages_captured) },
-	{ "pages_harvested", offsetof(struct gps_dev_stats, pages_harvested) },
-	{ "pages_helped", offsetof(struct gps_dev_stats, pages_helped) },
-	{ "blocks_queued", offsetof(struct gps_dev_stats, blocks_queued) },
-	{ "blocks_merged", offsetof(struct gps_dev_stats, blocks_merged) },
-	{ "blocks_pushed", offsetof(struct gps_dev_stats, blocks_pushed) },
-	{ "bytes_pushed", offsetof(struct gps_dev_stats, bytes_pushed) },
-	{ "blocks_pushed_early", offsetof(struct gps_dev_stats, blocks_pushed_early) },
-	{ "blocks_bulk", offsetof(struct gps_dev_stats, blocks_bulk) },
-	{ "fences", offsetof(struct gps_dev_stats, fences) },
-	{ "host_write_faults", offsetof(struct gps_dev_stats, host_write_faults) },
-	{ "host_fences", offsetof(struct gps_dev_stats, host_fences) },
-	{ "harvest_ns", offsetof(struct gps_dev_stats, harvest_ns) },
-	{ "protect_ns", offsetof(struct gps_dev_stats, protect_ns) },
-	{ "fence_ns", offsetof(struct gps_dev_stats, fence_ns) },
-	{ "fence_wait_ns", offsetof(struct gps_dev_stats, fence_wait_ns) },
-	{ "queue_hwm", offsetof(struct gps_dev_stats, queue_hwm) },
-	{ "replica_pages", offsetof(struct gps_dev_stats, replica_pages) },
-	{ "twin_pages", offsetof(struct gps_dev_stats, twin_pages) },
-	{ "subscribe_failed", offsetof(struct gps_dev_stats, subscribe_failed) },
-	{ "tracking_faults", offsetof(struct gps_dev_stats, tracking_faults) },
-	{ "demotions", offsetof(struct gps_dev_stats, demotions) },
-	{ "collapses", offsetof(struct gps_dev_stats, collapses) },
-	{ "link_wait_ns", offsetof(struct gps_dev_stats, link_wait_ns) },
-	{ "migrations", offsetof(struct gps_dev_stats, migrations) },
-	{ "bytes_migrated", offsetof(struct gps_dev_stats, bytes_migrated) },
-	{ "thrash_pins", offsetof(struct gps_dev_stats, thrash_pins) },
-	{ "thread_rounds", offsetof(struct gps_dev_stats, thread_rounds) },
-};
-
+/* Every counter of gps_stats.h, then the values of the device's state. */
 static int gps_stats_show(struct seq_file *m, void *v)
 {
 	struct gps_dev *dev = m->private;
-	int i;
 
-	for (i = 0; i < ARRAY_SIZE(gps_counters); i++)
-		seq_printf(m, "%s %lld\n", gps_counters[i].name,
-			   atomic64_read((atomic64_t *)((char *)&dev->stats +
-					 gps_counters[i].offset)));
-	seq_printf(m, "queue_blocks %u\n", READ_ONCE(dev->queue.count));
-	seq_printf(m, "queue_capacity %u\n", READ_ONCE(dev->queue.capacity));
-	seq_printf(m, "dirty_replicas %lu\n", READ_ONCE(dev->nr_dirty));
-	seq_printf(m, "writable_replicas %lu\n", READ_ONCE(dev->nr_hot));
+#define GPS_STAT(_name, ...)						\
+	seq_printf(m, "%s %lld\n", #_name, atomic64_read(&dev->stats._name))
+#define GPS_STATE(_name, _value, ...)					\
+	seq_printf(m, "%s %llu\n", #_name, (u64)(_value))
+#include "gps_stats.h"
+#undef GPS_STATE
+#undef GPS_STAT
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(gps_stats);

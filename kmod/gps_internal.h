@@ -89,6 +89,7 @@
 #include <linux/gps.h>
 #include "gps_queue.h"
 #include "gps_diff.h"
+#include "gps_knobs.h"
 
 /* Every device's view, then the host view (gps_host_view()). */
 #define GPS_MAX_VIEWS		(GPS_MAX_DEVICES + 1)
@@ -102,36 +103,9 @@ struct gps_fence_stats {
 
 /* Counters of one device; updated with atomics, read by debugfs. */
 struct gps_dev_stats {
-	atomic64_t read_faults;
-	atomic64_t write_faults;
-	atomic64_t pages_captured;	/* taken along by a write fault */
-	atomic64_t pages_harvested;
-	atomic64_t pages_helped;	/* of pages_harvested: by fence helpers */
-	atomic64_t blocks_queued;
-	atomic64_t blocks_merged;
-	atomic64_t blocks_pushed;
-	atomic64_t bytes_pushed;
-	atomic64_t blocks_pushed_early;	/* by the thread or the watermark */
-	atomic64_t blocks_bulk;		/* pushed by page, past the queue */
-	atomic64_t fences;
-	atomic64_t host_write_faults;	/* through the host view, as home */
-	atomic64_t host_fences;		/* fences for stores of host views */
-	atomic64_t harvest_ns;
-	atomic64_t protect_ns;		/* of harvest_ns: write-protecting */
-	atomic64_t fence_ns;		/* fences of this device, waits in */
-	atomic64_t fence_wait_ns;	/* of fence_ns: for the harvest_lock */
-	atomic64_t queue_hwm;
-	atomic64_t replica_pages;
-	atomic64_t twin_pages;
-	atomic64_t subscribe_failed;	/* replicas the node could not hold */
-	atomic64_t tracking_faults;
-	atomic64_t demotions;
-	atomic64_t collapses;
-	atomic64_t link_wait_ns;
-	atomic64_t migrations;		/* managed pages moved here */
-	atomic64_t bytes_migrated;	/* their bytes */
-	atomic64_t thrash_pins;		/* managed pages pinned here */
-	atomic64_t thread_rounds;	/* of the push thread */
+#define GPS_STAT(_name, ...)	atomic64_t _name
+#include "gps_stats.h"
+#undef GPS_STAT
 	atomic64_t to_blocks[GPS_MAX_DEVICES];	/* traffic matrix row */
 	atomic64_t to_bytes[GPS_MAX_DEVICES];
 };
@@ -289,40 +263,14 @@ struct gps_um_page {
 	unsigned int moves;		/* moves since epoch */
 };
 
-struct gps_knobs {
-	unsigned int page_size;
-	unsigned int block_size;
-	unsigned int queue_capacity;
-	unsigned int queue_watermark;
-	unsigned int harvest_interval_us;
-	unsigned int dirty_wake;	/* dirty replicas that wake the thread */
-	unsigned int bulk_blocks;	/* changed blocks that skip the queue */
-	u64 max_bytes;			/* cap on replica memory, 0: none */
-	u64 node_max_bytes;		/* per-node cap on replicas, 0: none */
-	u64 node_reserve_bytes;		/* kept free above the high wmarks */
-	unsigned int track_policy;	/* GPS_TRACK_POLICY_* */
-	u64 link_bandwidth;		/* bytes/s of each device's link, 0: unlimited */
-	u64 link_latency_ns;		/* added before a fence returns */
-	unsigned int capture_bytes;	/* mapped/captured per fault, 0: GPS page */
-	unsigned int keep_writable_ms;	/* written pages stay writable */
-	unsigned int fence_threads;	/* CPUs of the node a fence uses, 0: all */
-	unsigned int harvest_ahead;	/* thread harvests with the link unlimited */
-	unsigned int um_thrash_threshold; /* moves that make a page thrash */
-	unsigned int um_thrash_epoch_ms; /* ... within this time */
-	unsigned int um_pin_ms;		/* a thrashing page stays put */
-};
-
-#define GPS_TRACK_POLICY_TOUCHED	0	/* the paper: read or written */
-#define GPS_TRACK_POLICY_READ		1	/* read: writers need no updates */
-
-/* gps_main.c */
-extern struct gps_knobs gps_knobs;
-extern struct mutex gps_knob_lock;
+/* gps_devices.c: the device table, and counters of the whole driver */
 extern struct gps_dev *gps_devs;
 extern unsigned int gps_nr_devs;
 extern atomic64_t gps_nr_allocs;
 extern atomic64_t gps_replica_pages;
 extern atomic64_t gps_twin_pages;
+int gps_devs_init(void);
+void gps_devs_free(void);
 
 /* Every device's harvest_lock is held (gps_lock_all()). */
 static inline void gps_assert_all_harvesting(void)

@@ -9,10 +9,8 @@
  * than the writer's next fence.  See Documentation/gps.rst.
  *
  * This file: module init and exit, the misc device, per-open contexts,
- * ioctl dispatch and the io_uring fence command.  It is over 500 lines
- * because each ioctl's handler, which checks its own reserved fields,
- * sits in the table beside the dispatch, and the io_uring fence shares
- * the fence's argument checks.
+ * ioctl dispatch and the io_uring fence command.  The device table is
+ * gps_devices.c's, the knobs gps_sysfs.c's.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -35,41 +33,6 @@
 #include "gps_inject.h"
 #include "gps_history.h"
 
-struct gps_knobs gps_knobs = {
-	.page_size = GPS_PAGE_64K,
-	.block_size = 128,
-	.queue_capacity = 512,
-	.queue_watermark = 511,
-	.harvest_interval_us = 1000,
-	.dirty_wake = 64,
-	.bulk_blocks = 16,
-	.track_policy = GPS_TRACK_POLICY_TOUCHED,
-	.max_bytes = 0,
-	.node_reserve_bytes = 32 << 20,
-	.capture_bytes = 0,		/* a fault captures the GPS page */
-	.keep_writable_ms = 100,	/* written pages stay writable */
-	.fence_threads = 0,		/* a fence uses every CPU of its node */
-	.harvest_ahead = 0,		/* no link time to hide: fences harvest */
-	/* UVM's thrashing defaults: 3 moves within 2 s pin for 300 ms */
-	.um_thrash_threshold = 3,
-	.um_thrash_epoch_ms = 2000,
-	.um_pin_ms = 300,
-};
-
-DEFINE_MUTEX(gps_knob_lock);	/* serialises knob changes */
-
-struct gps_dev *gps_devs;
-unsigned int gps_nr_devs;
-atomic64_t gps_nr_allocs;
-atomic64_t gps_replica_pages;
-atomic64_t gps_twin_pages;
-
-/*
- * harvest_locks, and remote_locks, nest in device order: one lockdep
- * class per device.
- */
-static struct lock_class_key gps_harvest_keys[GPS_MAX_DEVICES];
-static struct lock_class_key gps_remote_keys[GPS_MAX_DEVICES];
 static struct workqueue_struct *gps_wq;
 
 static int gps_open(struct inode *inode, struct file *file)
@@ -479,76 +442,11 @@ static struct miscdevice gps_misc = {
 	.fops = &gps_fops,
 };
 
-static void gps_devs_free(void)
-{
-	int d;
-
-	for (d = 0; d < gps_nr_devs; d++) {
-		gps_thread_stop(&gps_devs[d]);
-		gps_helpers_stop(&gps_devs[d]);
-		gps_push_queue_free(&gps_devs[d].queue);
-		kfree(gps_devs[d].scratch);
-	}
-	kfree(gps_devs);
-}
-
-static int gps_devs_init(void)
-{
-	int nid, d = 0, ret;
-
-	/* Device masks are unsigned longs (set_bit): one bit per device. */
-	BUILD_BUG_ON(BITS_PER_LONG < GPS_MAX_DEVICES);
-	gps_nr_devs = min_t(unsigned int, num_online_nodes(), GPS_MAX_DEVICES);
-	gps_devs = kcalloc(gps_nr_devs, sizeof(*gps_devs), GFP_KERNEL);
-	if (!gps_devs)
-		return -ENOMEM;
-	for_each_online_node(nid) {
-		struct gps_dev *dev = &gps_devs[d];
-
-		if (d == gps_nr_devs)
-			break;
-		dev->id = d;
-		dev->nid = nid;
-		init_waitqueue_head(&dev->wait);
-		mutex_init(&dev->harvest_lock);
-		lockdep_set_class(&dev->harvest_lock, &gps_harvest_keys[d]);
-		mutex_init(&dev->remote_lock);
-		lockdep_set_class(&dev->remote_lock, &gps_remote_keys[d]);
-		spin_lock_init(&dev->dirty_lock);
-		spin_lock_init(&dev->link_lock);
-		INIT_LIST_HEAD(&dev->dirty);
-		d++;
-		ret = gps_push_queue_alloc(&dev->queue, nid,
-					   gps_knobs.queue_capacity,
-					   gps_knobs.queue_watermark,
-					   gps_knobs.block_size);
-		if (ret)
-			goto err_free;
-		dev->scratch = kmalloc_node(sizeof(*dev->scratch),
-					    GFP_KERNEL, nid);
-		if (!dev->scratch) {
-			ret = -ENOMEM;
-			goto err_free;
-		}
-		ret = gps_helpers_start(dev);
-		if (ret)
-			goto err_free;
-		ret = gps_thread_start(dev);
-		if (ret)
-			goto err_free;
-	}
-	return 0;
-
-err_free:
-	gps_nr_devs = d;
-	gps_devs_free();
-	return ret;
-}
-
 static int __init gps_init(void)
 {
 	int ret;
 
+	gps_knobs_init();
 	gps_wq = alloc_workqueue("gps_fence", WQ_UNBOUND, 0);
 	if (!gps_wq)
 		return -ENOMEM;

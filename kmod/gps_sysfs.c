@@ -3,17 +3,19 @@
  * DOC: /sys/kernel/gps
  *
  * Tunables beside read-only counters, as /sys/kernel/mm/ksm does, all
- * from one table in the manner of null_blk's configfs attributes: a knob
- * names its field of struct gps_knobs, its type, its range, an optional
+ * from one table in the manner of null_blk's configfs attributes, made
+ * from the list of gps_knob_list.h: a knob names its field of struct
+ * gps_knobs, its type, its default, its range and unit, an optional
  * check of the rules a range cannot say, and what a change must do
  * (GPS_KNOB_WAKE, GPS_KNOB_LINK_RESET, GPS_KNOB_QUEUE,
  * GPS_KNOB_QUIESCE).  One show prints any knob; one store parses with
- * kstrto* (a word for an enum), checks the range (-EINVAL, old value
+ * kstrto* (a word for WORDS), checks the range (-EINVAL, old value
  * kept), then, under gps_knob_lock, applies the knob's check to a copy of
  * the knobs, reshapes the queues if the knob is part of their shape
  * (every queue drained first; -ENOMEM or -EINTR keep the old queues and
  * value), publishes the copy and does the side effects.  Only
- * CAP_SYS_ADMIN may change knobs.
+ * CAP_SYS_ADMIN may change knobs.  The read-only file knobs prints the
+ * table itself, one line per knob, for gpsctl and the tests.
  * Documentation/ABI/testing/sysfs-kernel-gps describes each file.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -27,7 +29,7 @@
 enum gps_knob_type {
 	GPS_KNOB_UINT,		/* unsigned int, kstrtouint() */
 	GPS_KNOB_U64,		/* u64, kstrtou64() */
-	GPS_KNOB_ENUM,		/* unsigned int, one of ->words */
+	GPS_KNOB_WORDS,		/* unsigned int, one of ->words */
 };
 
 /* What a change of the knob must do, after the new value is in place. */
@@ -36,14 +38,20 @@ enum gps_knob_type {
 #define GPS_KNOB_QUEUE		BIT(2)	/* gps_queues_reconfigure() */
 #define GPS_KNOB_QUIESCE	BIT(3)	/* gps_threads_quiesce() */
 
+struct gps_knobs gps_knobs;	/* each at its default: gps_knobs_init() */
+DEFINE_MUTEX(gps_knob_lock);	/* serialises knob changes */
+
 /**
  * struct gps_knob - one tunable of /sys/kernel/gps
  * @attr: the sysfs file, named after the field
  * @offset: of the field in struct gps_knobs
  * @type: how the field is stored and parsed
+ * @def: its value at load
  * @min: smallest value accepted (numbers)
  * @max: largest value accepted (numbers)
- * @words: the values of a GPS_KNOB_ENUM, by number; NULL-terminated
+ * @unit: of the value, or NULL
+ * @rule: what the range cannot say, in words, or NULL
+ * @words: the values of a GPS_KNOB_WORDS, by number; NULL-terminated
  * @flags: GPS_KNOB_* side effects of a change
  * @check: rules the range cannot say, applied under gps_knob_lock to
  *	a copy of every knob holding the new value; may also adjust other
@@ -53,8 +61,11 @@ struct gps_knob {
 	struct kobj_attribute attr;
 	size_t offset;
 	enum gps_knob_type type;
+	u64 def;
 	u64 min;
 	u64 max;
+	const char *unit;
+	const char *rule;
 	const char * const *words;
 	unsigned int flags;
 	int (*check)(struct gps_knobs *new);
@@ -65,35 +76,9 @@ static ssize_t gps_knob_show(struct kobject *kobj, struct kobj_attribute *attr,
 static ssize_t gps_knob_store(struct kobject *kobj, struct kobj_attribute *attr,
 			      const char *buf, size_t count);
 
-#define GPS_KNOB(_name, _type, _min, _max, _flags, _check)		\
-	{								\
-		.attr = __ATTR(_name, 0644, gps_knob_show,		\
-			       gps_knob_store),				\
-		.offset = offsetof(struct gps_knobs, _name),		\
-		.type = _type,						\
-		.min = _min,						\
-		.max = _max,						\
-		.flags = _flags,					\
-		.check = _check,					\
-	}
-
-#define GPS_KNOB_WORDS(_name, _words, _flags)				\
-	{								\
-		.attr = __ATTR(_name, 0644, gps_knob_show,		\
-			       gps_knob_store),				\
-		.offset = offsetof(struct gps_knobs, _name),		\
-		.type = GPS_KNOB_ENUM,					\
-		.words = _words,					\
-		.flags = _flags,					\
-	}
-
-/* Only the three GPS page sizes. */
 static int gps_check_page_size(struct gps_knobs *new)
 {
-	unsigned int ps = new->page_size;
-
-	return ps == GPS_PAGE_4K || ps == GPS_PAGE_64K || ps == GPS_PAGE_2M ?
-	       0 : -EINVAL;
+	return gps_page_size_ok(new->page_size) ? 0 : -EINVAL;
 }
 
 static int gps_check_block_size(struct gps_knobs *new)
@@ -127,43 +112,21 @@ static int gps_check_capture_bytes(struct gps_knobs *new)
 	return !c || (is_power_of_2(c) && c >= PAGE_SIZE) ? 0 : -EINVAL;
 }
 
-static const char * const gps_track_policies[] = {
+static const char * const gps_track_policy_words[] = {
 	[GPS_TRACK_POLICY_TOUCHED] = "touched",
 	[GPS_TRACK_POLICY_READ] = "read",
 	NULL
 };
 
-static struct gps_knob gps_knob_table[] = {
-	GPS_KNOB(page_size, GPS_KNOB_UINT, GPS_PAGE_4K, GPS_PAGE_2M, 0,
-		 gps_check_page_size),
-	GPS_KNOB(block_size, GPS_KNOB_UINT, 64, PAGE_SIZE,
-		 GPS_KNOB_QUEUE | GPS_KNOB_WAKE, gps_check_block_size),
-	GPS_KNOB(queue_capacity, GPS_KNOB_UINT, 1, 65536,
-		 GPS_KNOB_QUEUE | GPS_KNOB_WAKE, gps_check_queue_capacity),
-	GPS_KNOB(queue_watermark, GPS_KNOB_UINT, 1, 65536,
-		 GPS_KNOB_QUEUE | GPS_KNOB_WAKE, gps_check_queue_watermark),
-	GPS_KNOB(harvest_interval_us, GPS_KNOB_UINT, 0, 10 * USEC_PER_SEC,
-		 GPS_KNOB_WAKE | GPS_KNOB_QUIESCE, NULL),
-	GPS_KNOB(dirty_wake, GPS_KNOB_UINT, 1, 1U << 20, GPS_KNOB_WAKE, NULL),
-	GPS_KNOB(bulk_blocks, GPS_KNOB_UINT, 0, PAGE_SIZE / 64, 0, NULL),
-	GPS_KNOB(max_bytes, GPS_KNOB_U64, 0, U64_MAX, 0, NULL),
-	GPS_KNOB(node_max_bytes, GPS_KNOB_U64, 0, U64_MAX, 0, NULL),
-	GPS_KNOB(node_reserve_bytes, GPS_KNOB_U64, 0, U64_MAX, 0, NULL),
-	GPS_KNOB_WORDS(track_policy, gps_track_policies, 0),
-	GPS_KNOB(link_bandwidth, GPS_KNOB_U64, 0, 1000000000000ULL,
-		 GPS_KNOB_LINK_RESET | GPS_KNOB_WAKE | GPS_KNOB_QUIESCE,
-		 gps_check_link_bandwidth),
-	GPS_KNOB(link_latency_ns, GPS_KNOB_U64, 0, NSEC_PER_SEC, 0, NULL),
-	GPS_KNOB(capture_bytes, GPS_KNOB_UINT, 0, GPS_PAGE_2M, 0,
-		 gps_check_capture_bytes),
-	GPS_KNOB(keep_writable_ms, GPS_KNOB_UINT, 0, 10000, 0, NULL),
-	GPS_KNOB(fence_threads, GPS_KNOB_UINT, 0, 64, 0, NULL),
-	GPS_KNOB(harvest_ahead, GPS_KNOB_UINT, 0, 1,
-		 GPS_KNOB_WAKE | GPS_KNOB_QUIESCE, NULL),
-	GPS_KNOB(um_thrash_threshold, GPS_KNOB_UINT, 0, 1000, 0, NULL),
-	GPS_KNOB(um_thrash_epoch_ms, GPS_KNOB_UINT, 1, 60000, 0, NULL),
-	GPS_KNOB(um_pin_ms, GPS_KNOB_UINT, 0, 60000, 0, NULL),
+/* A char per knob: the table's size. */
+struct gps_knob_count {
+#define GPS_KNOB(_name, ...)	char _name
+#include "gps_knob_list.h"
+#undef GPS_KNOB
 };
+
+/* The list's rows, in its order; made by gps_knobs_init(). */
+static struct gps_knob gps_knob_table[sizeof(struct gps_knob_count)];
 
 static void *gps_knob_field(const struct gps_knob *k, struct gps_knobs *knobs)
 {
@@ -189,6 +152,42 @@ static void gps_knob_set(const struct gps_knob *k, struct gps_knobs *knobs,
 		WRITE_ONCE(*(unsigned int *)p, val);
 }
 
+/**
+ * gps_knobs_init() - the table of knobs, and each knob at its default
+ *
+ * First thing at load: the devices are made with the knobs' values.
+ */
+void gps_knobs_init(void)
+{
+	struct gps_knob *k = gps_knob_table;
+	int i;
+
+#define GPS_KNOB(_name, _type, _def, _min, _max, _unit, _flags, _check,	\
+		 _words, _rule)						\
+	(*k++ = (struct gps_knob){					\
+		.attr = {						\
+			.attr = { .name = #_name, .mode = 0644 },	\
+			.show = gps_knob_show,				\
+			.store = gps_knob_store,			\
+		},							\
+		.offset = offsetof(struct gps_knobs, _name),		\
+		.type = GPS_KNOB_##_type,				\
+		.def = _def,						\
+		.min = _min,						\
+		.max = _max,						\
+		.unit = _unit,						\
+		.rule = _rule,						\
+		.words = _words,					\
+		.flags = _flags,					\
+		.check = _check,					\
+	})
+#include "gps_knob_list.h"
+#undef GPS_KNOB
+	for (i = 0; i < ARRAY_SIZE(gps_knob_table); i++)
+		gps_knob_set(&gps_knob_table[i], &gps_knobs,
+			     gps_knob_table[i].def);
+}
+
 static ssize_t gps_knob_show(struct kobject *kobj, struct kobj_attribute *attr,
 			     char *buf)
 {
@@ -197,7 +196,7 @@ static ssize_t gps_knob_show(struct kobject *kobj, struct kobj_attribute *attr,
 	unsigned int i;
 	int len = 0;
 
-	if (k->type != GPS_KNOB_ENUM)
+	if (k->type != GPS_KNOB_WORDS)
 		return sysfs_emit(buf, "%llu\n", val);
 	/* Every word, the current one in brackets: "[touched] read". */
 	for (i = 0; k->words[i]; i++)
@@ -219,7 +218,7 @@ static int gps_knob_parse(const struct gps_knob *k, const char *buf, u64 *val)
 		return ret;
 	case GPS_KNOB_U64:
 		return kstrtou64(buf, 0, val);
-	case GPS_KNOB_ENUM:
+	case GPS_KNOB_WORDS:
 		ret = __sysfs_match_string(k->words, -1, buf);
 		*val = ret;
 		return ret < 0 ? -EINVAL : 0;
@@ -240,7 +239,7 @@ static ssize_t gps_knob_store(struct kobject *kobj, struct kobj_attribute *attr,
 	ret = gps_knob_parse(k, buf, &val);
 	if (ret)
 		return ret;
-	if (k->type != GPS_KNOB_ENUM && (val < k->min || val > k->max))
+	if (k->type != GPS_KNOB_WORDS && (val < k->min || val > k->max))
 		return -EINVAL;
 
 	mutex_lock(&gps_knob_lock);
@@ -268,6 +267,44 @@ static ssize_t gps_knob_store(struct kobject *kobj, struct kobj_attribute *attr,
 		gps_threads_quiesce();
 	return count;
 }
+
+/*
+ * The file knobs: the table, one line per knob in its order,
+ * "<name> <type> <min> <max> <default> <unit>[ <rule>]": type u32, u64
+ * or word; min and max "-" for words, whose default is a word; unit "-"
+ * when there is none; the rule, free text, runs to the end of the line.
+ */
+static ssize_t gps_knobs_show(struct kobject *kobj,
+			      struct kobj_attribute *attr, char *buf)
+{
+	static const char * const types[] = {
+		[GPS_KNOB_UINT] = "u32",
+		[GPS_KNOB_U64] = "u64",
+		[GPS_KNOB_WORDS] = "word",
+	};
+	int i, len = 0;
+
+	for (i = 0; i < ARRAY_SIZE(gps_knob_table); i++) {
+		const struct gps_knob *k = &gps_knob_table[i];
+		const char *unit = k->unit ?: "-";
+
+		if (k->type == GPS_KNOB_WORDS)
+			len += sysfs_emit_at(buf, len, "%s %s - - %s %s",
+					     k->attr.attr.name, types[k->type],
+					     k->words[k->def], unit);
+		else
+			len += sysfs_emit_at(buf, len,
+					     "%s %s %llu %llu %llu %s",
+					     k->attr.attr.name, types[k->type],
+					     k->min, k->max, k->def, unit);
+		len += sysfs_emit_at(buf, len, "%s%s\n", k->rule ? " " : "",
+				     k->rule ?: "");
+	}
+	return len;
+}
+
+static struct kobj_attribute gps_knobs_attr = __ATTR(knobs, 0444,
+						     gps_knobs_show, NULL);
 
 /**
  * struct gps_counter - a read-only file of /sys/kernel/gps
@@ -313,7 +350,7 @@ static struct gps_counter gps_counter_table[] = {
 	GPS_COUNTER(twin_pages, &gps_twin_pages, NULL),
 };
 
-static struct attribute *gps_attrs[ARRAY_SIZE(gps_knob_table) +
+static struct attribute *gps_attrs[ARRAY_SIZE(gps_knob_table) + 1 +
 				   ARRAY_SIZE(gps_counter_table) + 1];
 
 static const struct attribute_group gps_attr_group = {
@@ -328,6 +365,7 @@ int gps_sysfs_init(void)
 
 	for (i = 0; i < ARRAY_SIZE(gps_knob_table); i++)
 		gps_attrs[n++] = &gps_knob_table[i].attr.attr;
+	gps_attrs[n++] = &gps_knobs_attr.attr;
 	for (i = 0; i < ARRAY_SIZE(gps_counter_table); i++)
 		gps_attrs[n++] = &gps_counter_table[i].attr.attr;
 

@@ -422,46 +422,6 @@ static inline int gps_replicas_differ(int fd, struct gps_buf *b, int nr,
 	return bad;
 }
 
-/* Knobs saved by name (any of /sys/kernel/gps), restored in reverse. */
-#define GPS_KNOB_SAVE_MAX	16
-
-struct gps_knob_save {
-	int n;
-	const char *name[GPS_KNOB_SAVE_MAX];
-	long long val[GPS_KNOB_SAVE_MAX];
-};
-
-/* Save knob @name once; 0, or -1 if it cannot be read or no room. */
-static inline int gps_knob_save(struct gps_knob_save *s, const char *name)
-{
-	long long v = gps_knob(name);
-
-	if (v < 0 || s->n == GPS_KNOB_SAVE_MAX)
-		return -1;
-	s->name[s->n] = name;
-	s->val[s->n++] = v;
-	return 0;
-}
-
-static inline void gps_knob_restore_saved(struct gps_knob_save *s)
-{
-	while (s->n--)
-		gps_set_knob(s->name[s->n], s->val[s->n]);
-	s->n = 0;
-}
-
-/* The value saved for knob @name, or -1 if it was not saved. */
-static inline long long gps_knob_saved(const struct gps_knob_save *s,
-				       const char *name)
-{
-	int i;
-
-	for (i = 0; i < s->n; i++)
-		if (!strcmp(s->name[i], name))
-			return s->val[i];
-	return -1;
-}
-
 /* Write a string knob such as track_policy; returns 0 or -errno. */
 static inline int gps_set_knob_str(const char *name, const char *val)
 {
@@ -476,6 +436,138 @@ static inline int gps_set_knob_str(const char *name, const char *val)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+/*
+ * Knobs saved by name, as their files hold them (a knob of words: its
+ * current word), and written back by gps_knob_restore_saved() in the
+ * order of the driver's table, /sys/kernel/gps/knobs, in which a knob's
+ * write may change a later knob (queue_capacity sets queue_watermark),
+ * never an earlier one; only those that differ are written.
+ */
+#define GPS_KNOB_SAVE_MAX	32
+#define GPS_KNOB_NAME_LEN	48
+
+struct gps_knob_save {
+	int n;
+	char name[GPS_KNOB_SAVE_MAX][GPS_KNOB_NAME_LEN];
+	char val[GPS_KNOB_SAVE_MAX][32];
+};
+
+/* Knob @name's value: the number, or the bracketed word; 0 or -1. */
+static inline int gps_knob_value(const char *name, char *buf, size_t len)
+{
+	char raw[128], *p;
+
+	if (gps_knob_str(name, raw, sizeof(raw)))
+		return -1;
+	p = strchr(raw, '[');
+	if (p) {
+		p++;
+		p[strcspn(p, "]")] = '\0';
+	} else {
+		p = raw;
+	}
+	snprintf(buf, len, "%s", p);
+	return 0;
+}
+
+/*
+ * The names of the driver's table of knobs, in its order, into @names
+ * (at most @max); their number, or -1 if the table cannot be read.
+ */
+static inline int gps_knob_names(char (*names)[GPS_KNOB_NAME_LEN], int max)
+{
+	char line[512];
+	int n = 0;
+	FILE *f = fopen(GPS_SYSFS "knobs", "r");
+
+	if (!f)
+		return -1;
+	while (n < max && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%47s", names[n]) == 1)
+			n++;
+	fclose(f);
+	return n;
+}
+
+/* Save knob @name once; 0, or -1 if it cannot be read or no room. */
+static inline int gps_knob_save(struct gps_knob_save *s, const char *name)
+{
+	int i;
+
+	for (i = 0; i < s->n; i++)
+		if (!strcmp(s->name[i], name))
+			return 0;
+	if (s->n == GPS_KNOB_SAVE_MAX ||
+	    gps_knob_value(name, s->val[s->n], sizeof(s->val[0])))
+		return -1;
+	snprintf(s->name[s->n++], GPS_KNOB_NAME_LEN, "%s", name);
+	return 0;
+}
+
+/* Save every knob of the driver's table; 0 or -1. */
+static inline int gps_knob_save_all(struct gps_knob_save *s)
+{
+	char names[GPS_KNOB_SAVE_MAX][GPS_KNOB_NAME_LEN];
+	int i, n = gps_knob_names(names, GPS_KNOB_SAVE_MAX);
+
+	if (n <= 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (gps_knob_save(s, names[i]))
+			return -1;
+	return 0;
+}
+
+/* Write back saved knob @i if it differs; 0 or -errno. */
+static inline int gps_knob_restore_one(struct gps_knob_save *s, int i)
+{
+	char now[32];
+
+	if (!gps_knob_value(s->name[i], now, sizeof(now)) &&
+	    !strcmp(now, s->val[i]))
+		return 0;
+	return gps_set_knob_str(s->name[i], s->val[i]);
+}
+
+/*
+ * Every saved knob back, in the table's order (any the table lacks
+ * after, last saved first); 0 or the first -errno.  Forgets them.
+ */
+static inline int gps_knob_restore_saved(struct gps_knob_save *s)
+{
+	char names[GPS_KNOB_SAVE_MAX][GPS_KNOB_NAME_LEN];
+	int n = gps_knob_names(names, GPS_KNOB_SAVE_MAX);
+	int done[GPS_KNOB_SAVE_MAX] = { 0 };
+	int i, t, ret, first = 0;
+
+	for (t = 0; t < n; t++)
+		for (i = 0; i < s->n; i++)
+			if (!done[i] && !strcmp(s->name[i], names[t])) {
+				ret = gps_knob_restore_one(s, i);
+				first = first ?: ret;
+				done[i] = 1;
+			}
+	for (i = s->n - 1; i >= 0; i--)
+		if (!done[i]) {
+			ret = gps_knob_restore_one(s, i);
+			first = first ?: ret;
+		}
+	s->n = 0;
+	return first;
+}
+
+/* The value saved for knob @name, or -1 if it was not saved. */
+static inline long long gps_knob_saved(const struct gps_knob_save *s,
+				       const char *name)
+{
+	int i;
+
+	for (i = 0; i < s->n; i++)
+		if (!strcmp(s->name[i], name))
+			return strtoll(s->val[i], NULL, 0);
+	return -1;
 }
 
 static inline int gps_set_policy(const char *policy)
@@ -664,10 +756,7 @@ struct gps_fixture {
 	((struct gps_fixture *)(self) +					\
 	 0 * sizeof(char[offsetof(__typeof__(*(self)), fd) ? -1 : 1]))
 
-/*
- * The knobs most tests change.  Saved in this order and restored in
- * reverse: block_size and queue_capacity before the watermark they reset.
- */
+/* The knobs most tests change (the fixture saves every knob anyway). */
 #define GPS_KNOBS_COMMON	"max_bytes", "page_size", "queue_watermark", \
 				"queue_capacity", "block_size", \
 				"harvest_interval_us"
@@ -676,10 +765,11 @@ static const char *const gps_knobs_common[] = { GPS_KNOBS_COMMON, NULL };
 
 /*
  * Open /dev/gps and count its devices (the test is skipped without the
- * device or with fewer than @min_devices), save the knobs named in the
- * NULL-terminated @knobs (may be NULL) and the track_policy, and note the
- * driver's counters in fx->start.  Returns 0, or 1 if the test is skipped:
- * FIXTURE_SETUP returns then.
+ * device or with fewer than @min_devices), save every knob of the
+ * driver's table (the NULL-terminated @knobs, which may be NULL, names
+ * those the test changes: each must be a knob) and the track_policy, and
+ * note the driver's counters in fx->start.  Returns 0, or 1 if the test
+ * is skipped: FIXTURE_SETUP returns then.
  */
 static inline int gps_fixture_setup(struct __test_metadata *_metadata,
 				    struct gps_fixture *fx, int min_devices,
@@ -695,6 +785,7 @@ static inline int gps_fixture_setup(struct __test_metadata *_metadata,
 		fx->fd = -1;
 		SKIP(return 1, "needs %d devices", min_devices);
 	}
+	ASSERT_EQ(0, gps_knob_save_all(&fx->knobs));
 	for (; knobs && *knobs; knobs++)
 		ASSERT_EQ(0, gps_knob_save(&fx->knobs, *knobs));
 	/*
@@ -737,7 +828,7 @@ static inline void gps_fixture_teardown(struct __test_metadata *_metadata,
 		return;
 	if (fx->have_b)
 		EXPECT_EQ(0, gps_free(fx->fd, &fx->b));
-	gps_knob_restore_saved(&fx->knobs);
+	EXPECT_EQ(0, gps_knob_restore_saved(&fx->knobs));
 	EXPECT_EQ(0, gps_set_policy(fx->policy));
 	EXPECT_EQ(0, close(fx->fd));
 }

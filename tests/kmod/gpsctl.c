@@ -7,8 +7,10 @@
  * device, the traffic matrix (rows are senders) and the subscriber
  * histogram, as text and as JSON (each view's checked by a strict
  * parser: the guests have no python).  In the guests of 2 devices: set
- * changes knobs (and shows those a knob brings along), its range table
- * agrees with the driver's at both ends of every range, and its errors
+ * changes knobs (and shows those a knob brings along), the ranges,
+ * defaults, units and rules it shows are the driver's table's and the
+ * driver agrees at both ends of every range, without the table (an older
+ * driver) it says so and still shows and sets the knobs, and its errors
  * (unknown knob, out of range, refused by the driver, not a number, not
  * root, bad command line) exit non-zero and change nothing.  watch
  * prints COUNT samples of one row per device and its rates follow the
@@ -26,32 +28,15 @@
 #include "gps_test.h"
 #include "json.h"
 
-#define CTL_MAX_KNOBS	32
-
 FIXTURE(gpsctl) {
 	struct gps_fixture;
 	char bin[PATH_MAX];
-	int nr_knobs;
-	char knob[CTL_MAX_KNOBS][64];	/* every writable file */
-	char saved[CTL_MAX_KNOBS][64];	/* its value at setup */
 };
 
 /* A knob's value as gpsctl shows it: the number, or the bracketed word. */
 static int knob_str(const char *name, char *buf, size_t len)
 {
-	char raw[128], *p;
-
-	if (gps_knob_str(name, raw, sizeof(raw)))
-		return -1;
-	p = strchr(raw, '[');
-	if (p) {
-		p++;
-		p[strcspn(p, "]")] = '\0';
-		snprintf(buf, len, "%s", p);
-	} else {
-		snprintf(buf, len, "%s", raw);
-	}
-	return 0;
+	return gps_knob_value(name, buf, len);
 }
 
 static unsigned long long knob_num(const char *name)
@@ -87,6 +72,10 @@ static int is_writable(const char *name)
 	snprintf(path, sizeof(path), GPS_SYSFS "%s", name);
 	return !stat(path, &sb) && S_ISREG(sb.st_mode) && (sb.st_mode & 0222);
 }
+
+/* The knobs, in the driver's table's order: the fixture saved them all. */
+#define NR_KNOBS	(self->knobs.n)
+#define KNOB(i)		(self->knobs.name[i])
 
 /* All of @fd, appended to a malloc'd string; NULL on failure. */
 static char *slurp(int fd)
@@ -191,9 +180,7 @@ static struct jv *parse(struct __test_metadata *_metadata, const char *text)
 FIXTURE_SETUP(gpsctl)
 {
 	char self_exe[PATH_MAX], *env = getenv("GPSCTL");
-	struct dirent *de;
 	ssize_t n;
-	DIR *d;
 
 	if (gps_fixture_setup(_metadata, gps_fx(self), 1, NULL))
 		return;
@@ -212,51 +199,10 @@ FIXTURE_SETUP(gpsctl)
 		self->fd = -1;
 		SKIP(return, "%.200s not built (make tools)", self->bin);
 	}
-	/* every knob saved, whatever its name */
-	d = opendir(GPS_SYSFS);
-	ASSERT_NE(NULL, d);
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.' || !is_writable(de->d_name))
-			continue;
-		ASSERT_LT(self->nr_knobs, CTL_MAX_KNOBS);
-		snprintf(self->knob[self->nr_knobs], 64, "%.63s", de->d_name);
-		ASSERT_EQ(0, knob_str(de->d_name, self->saved[self->nr_knobs],
-				      64));
-		self->nr_knobs++;
-	}
-	closedir(d);
-	ASSERT_GT(self->nr_knobs, 0);
-}
-
-/*
- * Every knob that differs back to its value at setup; the watermark
- * after the capacity that resets it.  0 or the first -errno.
- */
-static int restore_knobs(FIXTURE_DATA(gpsctl) *self)
-{
-	int i, pass, ret, first = 0;
-	char now[64];
-
-	for (pass = 0; pass < 2; pass++)
-		for (i = 0; i < self->nr_knobs; i++) {
-			if ((strcmp(self->knob[i], "queue_watermark") == 0) !=
-			    pass)
-				continue;
-			if (!knob_str(self->knob[i], now, sizeof(now)) &&
-			    !strcmp(now, self->saved[i]))
-				continue;
-			ret = set_str(self->knob[i], self->saved[i]);
-			if (ret && !first)
-				first = ret;
-		}
-	return first;
 }
 
 FIXTURE_TEARDOWN(gpsctl)
 {
-	if (self->fd < 0)
-		return;
-	EXPECT_EQ(0, restore_knobs(self));
 	gps_fixture_teardown(_metadata, gps_fx(self));
 }
 
@@ -302,7 +248,8 @@ TEST_F(gpsctl, show_json_matches_files)
 	dir = opendir(GPS_SYSFS);
 	ASSERT_NE(NULL, dir);
 	while ((de = readdir(dir))) {
-		if (de->d_name[0] == '.')
+		/* the table of knobs is no counter: table_shown checks it */
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "knobs"))
 			continue;
 		ASSERT_EQ(0, knob_str(de->d_name, buf, sizeof(buf)));
 		if (is_writable(de->d_name)) {
@@ -400,11 +347,10 @@ TEST_F(gpsctl, show_text_matches_files)
 	out = CTL(0, "show", &err);
 	snprintf(want, sizeof(want), "nr_devices %d", self->nr);
 	EXPECT_NE(NULL, strstr(out, want));
-	for (i = 0; i < self->nr_knobs; i++) {
-		ASSERT_EQ(0, knob_str(self->knob[i], want, sizeof(want)));
-		ASSERT_NE(NULL, line_field(out, self->knob[i], 1, got,
-					   sizeof(got)))
-			TH_LOG("no line for %s", self->knob[i]);
+	for (i = 0; i < NR_KNOBS; i++) {
+		ASSERT_EQ(0, knob_str(KNOB(i), want, sizeof(want)));
+		ASSERT_NE(NULL, line_field(out, KNOB(i), 1, got, sizeof(got)))
+			TH_LOG("no line for %s", KNOB(i));
 		EXPECT_STREQ(want, got);
 	}
 	/* the counters table: one column per device, then the total */
@@ -613,14 +559,14 @@ TEST_F(gpsctl, ranges_agree_with_the_driver)
 	free(out);
 	free(err);
 	/* every knob of the driver has a range in gpsctl (or words) */
-	for (i = 0; i < self->nr_knobs; i++) {
-		k = jv_get(jv_get(doc, "knobs"), self->knob[i]);
-		ASSERT_NE(NULL, k) TH_LOG("gpsctl lacks %s", self->knob[i]);
+	for (i = 0; i < NR_KNOBS; i++) {
+		k = jv_get(jv_get(doc, "knobs"), KNOB(i));
+		ASSERT_NE(NULL, k) TH_LOG("gpsctl lacks %s", KNOB(i));
 		if (jv_get(k, "values"))
 			continue;
 		ASSERT_LE(jv_u64(jv_get(k, "min"), ~0ULL),
 			  jv_u64(jv_get(k, "max"), 0))
-			TH_LOG("gpsctl has no range for %s", self->knob[i]);
+			TH_LOG("gpsctl has no range for %s", KNOB(i));
 	}
 	args = calloc(1, 4096);
 	ASSERT_NE(NULL, args);
@@ -666,6 +612,133 @@ TEST_F(gpsctl, ranges_agree_with_the_driver)
 	}
 	free(args);
 	jv_free(doc);
+}
+
+/* A number's text or a string of a JSON document, or NULL. */
+static const char *jv_text(const struct jv *v)
+{
+	return v && (v->type == JV_NUM || v->type == JV_STR) ? v->text : NULL;
+}
+
+/*
+ * What gpsctl shows of each knob's range, default, unit and rule is the
+ * driver's table (/sys/kernel/gps/knobs) word for word.
+ */
+TEST_F(gpsctl, table_shown)
+{
+	char line[512], name[64], type[8], lo[32], hi[32], def[64], unit[16];
+	struct jv *doc, *k;
+	char *out, *err;
+	int n, lines = 0;
+	FILE *f;
+
+	ONLY_WITH_2_DEVICES();
+	out = CTL(0, "--json", &err);
+	EXPECT_STREQ("", err);
+	doc = PARSE(out);
+	f = fopen(GPS_SYSFS "knobs", "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		n = 0;
+		ASSERT_EQ(6, sscanf(line, "%63s %7s %31s %31s %63s %15s%n",
+				    name, type, lo, hi, def, unit, &n))
+			TH_LOG("%s", line);
+		lines++;
+		k = jv_get(jv_get(doc, "knobs"), name);
+		ASSERT_NE(NULL, k) TH_LOG("gpsctl lacks %s", name);
+		EXPECT_STREQ(def, jv_text(jv_get(k, "default")))
+			TH_LOG("%s", name);
+		if (!strcmp(type, "word")) {
+			EXPECT_LT(0, jv_len(jv_get(k, "values")));
+			continue;
+		}
+		EXPECT_STREQ(lo, jv_text(jv_get(k, "min"))) TH_LOG("%s", name);
+		EXPECT_STREQ(hi, jv_text(jv_get(k, "max"))) TH_LOG("%s", name);
+		if (strcmp(unit, "-")) {
+			EXPECT_STREQ(unit, jv_str(jv_get(k, "unit")));
+		} else {
+			EXPECT_EQ(NULL, jv_get(k, "unit"));
+		}
+		if (line[n]) {
+			EXPECT_STREQ(line + n + 1, jv_str(jv_get(k, "rule")));
+		} else {
+			EXPECT_EQ(NULL, jv_get(k, "rule"));
+		}
+	}
+	fclose(f);
+	EXPECT_EQ(lines, jv_len(jv_get(doc, "knobs")));
+	EXPECT_EQ(NR_KNOBS, lines);
+	jv_free(doc);
+	free(out);
+	free(err);
+}
+
+/*
+ * A driver without the table (an older one; here a copy of
+ * /sys/kernel/gps without the file, through $GPSCTL_SYSFS): gpsctl says
+ * so once, shows every knob with no range, and set still writes.
+ */
+TEST_F(gpsctl, without_a_table)
+{
+	char dir[] = "/tmp/gpsctl-sysfs.XXXXXX", path[PATH_MAX], buf[128];
+	char *out, *err, *txt, *terr;
+	struct dirent *de;
+	struct jv *doc, *k;
+	int fd, n = 0;
+	DIR *d;
+
+	ONLY_WITH_2_DEVICES();
+	ASSERT_NE(NULL, mkdtemp(dir));
+	d = opendir(GPS_SYSFS);
+	ASSERT_NE(NULL, d);
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "knobs"))
+			continue;
+		ASSERT_EQ(0, gps_knob_str(de->d_name, buf, sizeof(buf)));
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL,
+			  is_writable(de->d_name) ? 0644 : 0444);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ((ssize_t)strlen(buf), write(fd, buf, strlen(buf)));
+		close(fd);
+	}
+	closedir(d);
+	ASSERT_EQ(0, setenv("GPSCTL_SYSFS", dir, 1));
+	out = CTL(0, "--json", &err);
+	txt = CTL(0, "set dirty_wake=5", &terr);
+	unsetenv("GPSCTL_SYSFS");
+	EXPECT_NE(NULL, strstr(err, "/knobs: No such file or directory"))
+		TH_LOG("%s", err);
+	EXPECT_NE(NULL, strstr(err, "older than gpsctl")) TH_LOG("%s", err);
+	EXPECT_EQ(strchr(err, '\n'), strrchr(err, '\n')) TH_LOG("%s", err);
+	doc = PARSE(out);
+	for (k = jv_get(doc, "knobs")->child; k; k = k->next) {
+		n++;
+		EXPECT_EQ(NULL, jv_text(jv_get(k, "default")));
+		EXPECT_EQ(NULL, jv_text(jv_get(k, "min")));
+	}
+	EXPECT_EQ(NR_KNOBS, n);
+	/* the copy changed, not the driver */
+	snprintf(buf, sizeof(buf), "dirty_wake: %lld -> 5\n",
+		 gps_knob("dirty_wake"));
+	EXPECT_STREQ(buf, txt);
+	snprintf(path, sizeof(path), "%s/dirty_wake", dir);
+	EXPECT_EQ(5, gps_read_num(path));
+	EXPECT_EQ(gps_knob_saved(&self->knobs, "dirty_wake"),
+		  gps_knob("dirty_wake"));
+	jv_free(doc);
+	free(out);
+	free(err);
+	free(txt);
+	free(terr);
+	d = opendir(dir);
+	ASSERT_NE(NULL, d);
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			unlinkat(dirfd(d), de->d_name, 0);
+	closedir(d);
+	EXPECT_EQ(0, rmdir(dir));
 }
 
 /* Every error exits non-zero with its reason and changes nothing. */

@@ -2,14 +2,17 @@
 /*
  * Description: the files of /sys/kernel/gps, as
  * Documentation/ABI/testing/sysfs-kernel-gps describes them.  Exactly
- * these files, tunables 0644 and counters 0444; every tunable takes its
- * range's ends and refuses one past them with EINVAL, text with EINVAL,
- * a number too large for its type with ERANGE, and keeps its old value
- * after a failed write; a writer without CAP_SYS_ADMIN gets EPERM; the
- * rules a range cannot say (page_size's three sizes, block_size a power
- * of two, the watermark at most the capacity and following it, the link
- * bandwidth's hole below 1000, track_policy's words) and the queue shape
- * reaching the queues and GPS_IOC_VERSION.  Every knob is restored.
+ * these files: the knobs the driver's table (the file knobs) lists, 0644,
+ * the table 0444, the counters 0444; the table well formed, and true:
+ * every numeric knob takes its range's ends and refuses one past them
+ * with EINVAL, text with EINVAL, a number too large for its type (as the
+ * table gives it) with ERANGE, and keeps its old value after a failed
+ * write; every knob takes its default, and holds it after the module's
+ * load; a writer without CAP_SYS_ADMIN gets EPERM; the rules a range
+ * cannot say (page_size's three sizes, block_size a power of two, the
+ * watermark at most the capacity and following it, the link bandwidth's
+ * hole below 1000, track_policy's words) and the queue shape reaching the
+ * queues and GPS_IOC_VERSION.  Every knob is restored.
  */
 #include <dirent.h>
 #include <sys/stat.h>
@@ -24,39 +27,87 @@
 #define U64_OVER_STR	"18446744073709551616"
 #define UINT_OVER_STR	"4294967296"
 
-/* The numeric tunables: range and type. */
-static const struct knob {
-	const char *name;
-	unsigned long long min, max;
-	int is_u64;
-} knobs[] = {
-	{ "page_size", 4096, 2097152, 0 },
-	{ "block_size", 64, 4096, 0 },
-	{ "queue_capacity", 1, 65536, 0 },
-	{ "queue_watermark", 1, 65536, 0 },
-	{ "harvest_interval_us", 0, 10000000, 0 },
-	{ "dirty_wake", 1, 1 << 20, 0 },
-	{ "bulk_blocks", 0, 4096 / 64, 0 },
-	{ "max_bytes", 0, ~0ULL, 1 },
-	{ "node_max_bytes", 0, ~0ULL, 1 },
-	{ "node_reserve_bytes", 0, ~0ULL, 1 },
-	{ "link_bandwidth", 0, 1000000000000ULL, 1 },
-	{ "link_latency_ns", 0, 1000000000ULL, 1 },
-	{ "capture_bytes", 0, 2097152, 0 },
-	{ "keep_writable_ms", 0, 10000, 0 },
-	{ "fence_threads", 0, 64, 0 },
-	{ "harvest_ahead", 0, 1, 0 },
-	{ "um_thrash_threshold", 0, 1000, 0 },
-	{ "um_thrash_epoch_ms", 1, 60000, 0 },
-	{ "um_pin_ms", 0, 60000, 0 },
+/* One line of the driver's table of knobs. */
+struct knob {
+	char name[GPS_KNOB_NAME_LEN];
+	char type[8];			/* u32, u64 or word */
+	unsigned long long min, max;	/* numbers */
+	char def[GPS_KNOB_NAME_LEN];
+	char unit[16];
+	char rule[128];
 };
 
-#define NR_KNOBS	(sizeof(knobs) / sizeof(knobs[0]))
+static struct knob knobs[GPS_KNOB_SAVE_MAX];
+static unsigned int nr_knobs;
 
 static const char * const counters[] = {
 	"abi_version", "nr_devices", "nr_allocs", "replica_pages",
 	"twin_pages", "protect_in_place",
 };
+
+/* A decimal number of the table, all of @s; 0 or -1. */
+static int table_num(const char *s, unsigned long long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return errno || end == s || *end ? -1 : 0;
+}
+
+/*
+ * The driver's table into knobs[]: "<name> <type> <min> <max> <default>
+ * <unit>[ <rule>]" lines; 0, or -1 (and why, logged) if a line is not.
+ */
+static int read_table(struct __test_metadata *_metadata)
+{
+	char line[512], lo[32], hi[32];
+	struct knob *k;
+	FILE *f = fopen(GPS_SYSFS "knobs", "r");
+	int n;
+
+	nr_knobs = 0;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (nr_knobs == GPS_KNOB_SAVE_MAX) {
+			TH_LOG("more than %d knobs", GPS_KNOB_SAVE_MAX);
+			break;
+		}
+		line[strcspn(line, "\n")] = '\0';
+		k = &knobs[nr_knobs];
+		memset(k, 0, sizeof(*k));
+		n = 0;
+		if (sscanf(line, "%47s %7s %31s %31s %47s %15s%n", k->name,
+			   k->type, lo, hi, k->def, k->unit, &n) != 6 ||
+		    (line[n] && line[n] != ' ') ||
+		    (line[n] && !line[n + 1])) {
+			TH_LOG("not a line of the table: '%s'", line);
+			break;
+		}
+		snprintf(k->rule, sizeof(k->rule), "%s",
+			 line[n] ? line + n + 1 : "");
+		if (!strcmp(k->type, "word")) {
+			if (strcmp(lo, "-") || strcmp(hi, "-")) {
+				TH_LOG("%s: a range of words", k->name);
+				break;
+			}
+		} else if ((strcmp(k->type, "u32") && strcmp(k->type, "u64")) ||
+			   table_num(lo, &k->min) || table_num(hi, &k->max)) {
+			TH_LOG("%s: type or range: '%s'", k->name, line);
+			break;
+		}
+		nr_knobs++;
+	}
+	n = !feof(f);
+	fclose(f);
+	return n ? -1 : 0;
+}
+
+static int is_word(const struct knob *k)
+{
+	return !strcmp(k->type, "word");
+}
 
 static unsigned long long knob_u64(const char *name)
 {
@@ -87,21 +138,21 @@ static unsigned int abi_block_size(int fd)
 
 FIXTURE(knobs) {
 	int fd;
-	char saved[NR_KNOBS][32];
+	struct gps_knob_save saved;	/* every knob, as at setup */
 	char policy[16];
 };
 
 FIXTURE_SETUP(knobs)
 {
 	const char *p;
-	unsigned int i;
 
 	self->fd = open(GPS_DEV, O_RDWR);
 	if (self->fd < 0)
 		SKIP(return, "no " GPS_DEV);
-	for (i = 0; i < NR_KNOBS; i++)
-		ASSERT_EQ(0, gps_knob_str(knobs[i].name, self->saved[i],
-				      sizeof(self->saved[i])));
+	ASSERT_EQ(0, read_table(_metadata));
+	ASSERT_LT(0, nr_knobs);
+	ASSERT_EQ(0, gps_knob_save_all(&self->saved));
+	ASSERT_EQ(nr_knobs, self->saved.n);
 	p = gps_policy();
 	ASSERT_NE(NULL, p);
 	strcpy(self->policy, p);
@@ -109,24 +160,14 @@ FIXTURE_SETUP(knobs)
 
 FIXTURE_TEARDOWN(knobs)
 {
-	unsigned int i;
-
 	if (self->fd < 0)
 		return;
-	/* block_size and queue_capacity before the watermark they reset. */
-	for (i = 0; i < NR_KNOBS; i++)
-		if (strcmp(knobs[i].name, "queue_watermark"))
-			EXPECT_EQ(0, gps_set_knob_str(knobs[i].name,
-						      self->saved[i]));
-	for (i = 0; i < NR_KNOBS; i++)
-		if (!strcmp(knobs[i].name, "queue_watermark"))
-			EXPECT_EQ(0, gps_set_knob_str(knobs[i].name,
-						      self->saved[i]));
+	EXPECT_EQ(0, gps_knob_restore_saved(&self->saved));
 	EXPECT_EQ(0, gps_set_policy(self->policy));
 	EXPECT_EQ(0, close(self->fd));
 }
 
-/* Exactly the documented files: tunables 0644, counters 0444. */
+/* Exactly the files the table and the ABI name: knobs 0644, others 0444. */
 TEST_F(knobs, files_and_modes)
 {
 	struct dirent *de;
@@ -136,13 +177,14 @@ TEST_F(knobs, files_and_modes)
 	unsigned int i;
 	DIR *d;
 
-	for (i = 0; i < NR_KNOBS; i++) {
+	for (i = 0; i < nr_knobs; i++) {
 		snprintf(path, sizeof(path), GPS_SYSFS "%s", knobs[i].name);
-		ASSERT_EQ(0, stat(path, &st));
+		ASSERT_EQ(0, stat(path, &st)) TH_LOG("%s", knobs[i].name);
 		ASSERT_EQ(0644, st.st_mode & 0777);
 	}
-	ASSERT_EQ(0, stat(GPS_SYSFS "track_policy", &st));
-	ASSERT_EQ(0644, st.st_mode & 0777);
+	ASSERT_EQ(0, stat(GPS_SYSFS "knobs", &st));
+	ASSERT_EQ(0444, st.st_mode & 0777);
+	ASSERT_EQ(-EACCES, gps_set_knob_str("knobs", "page_size"));
 	for (i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
 		snprintf(path, sizeof(path), GPS_SYSFS "%s", counters[i]);
 		ASSERT_EQ(0, stat(path, &st));
@@ -156,41 +198,117 @@ TEST_F(knobs, files_and_modes)
 		if (de->d_name[0] != '.')
 			n++;
 	closedir(d);
-	ASSERT_EQ(NR_KNOBS + 1 + sizeof(counters) / sizeof(counters[0]), n);
+	ASSERT_EQ(nr_knobs + 1 + sizeof(counters) / sizeof(counters[0]), n);
 	ASSERT_EQ(GPS_ABI_VERSION, gps_knob("abi_version"));
 	ASSERT_EQ(gps_nr_devices(self->fd), gps_knob("nr_devices"));
 	ASSERT_TRUE(gps_knob("protect_in_place") == 0 ||
 		    gps_knob("protect_in_place") == 1);
 }
 
-/* Put knob @i back as the fixture found it; 0 or -errno. */
-static int restore(FIXTURE_DATA(knobs) *self, unsigned int i)
+/*
+ * The table: each knob once; a number's default within its range, a
+ * word's one of the words its file shows; the ranges that follow
+ * PAGE_SIZE follow it; track_policy the one knob of words.
+ */
+TEST_F(knobs, table_well_formed)
 {
-	return gps_set_knob_str(knobs[i].name, self->saved[i]);
-}
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned long long def;
+	char words[128], w[GPS_KNOB_NAME_LEN];
+	unsigned int i, j, nr_words = 0;
 
-static unsigned int knob_index(const char *name)
-{
-	unsigned int i;
+	for (i = 0; i < nr_knobs; i++) {
+		const struct knob *k = &knobs[i];
 
-	for (i = 0; i < NR_KNOBS && strcmp(knobs[i].name, name); i++)
-		;
-	return i;
+		for (j = 0; j < i; j++)
+			ASSERT_STRNE(knobs[j].name, k->name);
+		if (is_word(k)) {
+			nr_words++;
+			ASSERT_EQ(0, gps_knob_str(k->name, words,
+						  sizeof(words)));
+			snprintf(w, sizeof(w), "%s", k->def);
+			ASSERT_NE(NULL, strstr(words, w)) TH_LOG("%s", k->name);
+			continue;
+		}
+		ASSERT_EQ(0, table_num(k->def, &def)) TH_LOG("%s", k->name);
+		ASSERT_LE(k->min, def) TH_LOG("%s", k->name);
+		ASSERT_LE(def, k->max) TH_LOG("%s", k->name);
+		if (!strcmp(k->type, "u32"))
+			ASSERT_GE(0xffffffffULL, k->max) TH_LOG("%s", k->name);
+	}
+	ASSERT_EQ(1, nr_words);
+	for (i = 0; i < nr_knobs; i++) {
+		if (!strcmp(knobs[i].name, "block_size"))
+			ASSERT_EQ(page, knobs[i].max);
+		if (!strcmp(knobs[i].name, "bulk_blocks"))
+			ASSERT_EQ(page / 64, knobs[i].max);
+		if (!strcmp(knobs[i].name, "track_policy"))
+			ASSERT_TRUE(is_word(&knobs[i]));
+	}
 }
 
 /*
- * Every numeric tunable: both ends of its range are taken and read back;
- * one past them, text, an empty write and a number too large for the
- * type fail (EINVAL, EINVAL, EINVAL, ERANGE) and keep the value.
+ * Each knob's default: what it holds after the module's load (known in
+ * a gps-vm guest, where runtests.sh loaded the module and fails any
+ * program that leaves a knob changed), and taken back after every knob
+ * was changed, written in the table's order.
+ */
+TEST_F(knobs, defaults_hold_after_load_and_are_taken)
+{
+	char now[64];
+	unsigned int i;
+
+	if (getenv("GPS_VM_SERIES")) {
+		for (i = 0; i < nr_knobs; i++) {
+			ASSERT_EQ(0, gps_knob_value(knobs[i].name, now,
+						    sizeof(now)));
+			EXPECT_STREQ(knobs[i].def, now)
+				TH_LOG("%s after load", knobs[i].name);
+		}
+	} else {
+		TH_LOG("not in a gps-vm guest: the values at load unknown");
+	}
+	/* Away from every default that a write alone can leave. */
+	ASSERT_EQ(0, set_u64("queue_capacity", 100));
+	ASSERT_EQ(0, set_u64("page_size", 4096));
+	ASSERT_EQ(0, set_u64("dirty_wake", 1));
+	ASSERT_EQ(0, gps_set_policy("read"));
+	for (i = 0; i < nr_knobs; i++)
+		ASSERT_EQ(0, gps_set_knob_str(knobs[i].name, knobs[i].def))
+			TH_LOG("%s=%s", knobs[i].name, knobs[i].def);
+	for (i = 0; i < nr_knobs; i++) {
+		ASSERT_EQ(0, gps_knob_value(knobs[i].name, now, sizeof(now)));
+		EXPECT_STREQ(knobs[i].def, now) TH_LOG("%s", knobs[i].name);
+	}
+}
+
+/* Put knob @name back as the fixture found it; 0 or -errno. */
+static int restore(FIXTURE_DATA(knobs) *self, const char *name)
+{
+	int i;
+
+	for (i = 0; i < self->saved.n; i++)
+		if (!strcmp(self->saved.name[i], name))
+			return gps_set_knob_str(name, self->saved.val[i]);
+	return -ENOENT;
+}
+
+/*
+ * Every numeric tunable, as the table gives it: both ends of its range
+ * are taken and read back; one past them, text, an empty write and a
+ * number too large for the type fail (EINVAL, EINVAL, EINVAL, ERANGE)
+ * and keep the value.
  */
 TEST_F(knobs, ranges_and_errors)
 {
 	unsigned int i;
 
-	for (i = 0; i < NR_KNOBS; i++) {
+	for (i = 0; i < nr_knobs; i++) {
 		const struct knob *k = &knobs[i];
 		unsigned long long lo = k->min, hi = k->max, keep;
 
+		if (is_word(k))
+			continue;
 		TH_LOG("%s", k->name);
 		/* Ends the other rules allow. */
 		if (!strcmp(k->name, "queue_watermark")) {
@@ -210,7 +328,8 @@ TEST_F(knobs, ranges_and_errors)
 		ASSERT_EQ(-EINVAL, gps_set_knob_str(k->name, "12 apples"));
 		ASSERT_EQ(-EINVAL, gps_set_knob_str(k->name, "-1"));
 		ASSERT_EQ(-EINVAL, gps_set_knob_str(k->name, "\n"));
-		ASSERT_EQ(-ERANGE, gps_set_knob_str(k->name, k->is_u64 ?
+		ASSERT_EQ(-ERANGE, gps_set_knob_str(k->name,
+						    strcmp(k->type, "u32") ?
 						    U64_OVER_STR :
 						    UINT_OVER_STR));
 		ASSERT_EQ(keep, knob_u64(k->name));
@@ -223,9 +342,8 @@ TEST_F(knobs, ranges_and_errors)
 		}
 		/* One at a time: no huge queue of huge blocks. */
 		if (!strcmp(k->name, "queue_watermark"))
-			ASSERT_EQ(0, restore(self,
-					     knob_index("queue_capacity")));
-		ASSERT_EQ(0, restore(self, i));
+			ASSERT_EQ(0, restore(self, "queue_capacity"));
+		ASSERT_EQ(0, restore(self, k->name));
 	}
 	ASSERT_EQ(0, gps_set_knob_str("max_bytes", U64_MAX_STR));
 	ASSERT_EQ(~0ULL, knob_u64("max_bytes"));
@@ -336,8 +454,8 @@ static int drop_sys_admin(void)
 /* Root without CAP_SYS_ADMIN opens the files but changes nothing. */
 TEST_F(knobs, eperm_without_cap_sys_admin)
 {
-	unsigned int i;
-	int status;
+	struct gps_knob_save *s = &self->saved;
+	int i, status;
 	pid_t pid;
 
 	pid = fork();
@@ -345,10 +463,9 @@ TEST_F(knobs, eperm_without_cap_sys_admin)
 	if (pid == 0) {
 		if (drop_sys_admin())
 			_exit(10);
-		for (i = 0; i < NR_KNOBS; i++)
-			if (gps_set_knob_str(knobs[i].name,
-					     self->saved[i]) != -EPERM ||
-			    gps_set_knob_str(knobs[i].name, "junk") != -EPERM)
+		for (i = 0; i < s->n; i++)
+			if (gps_set_knob_str(s->name[i], s->val[i]) != -EPERM ||
+			    gps_set_knob_str(s->name[i], "junk") != -EPERM)
 				_exit(20 + i);
 		if (gps_set_policy("read") != -EPERM)
 			_exit(11);
@@ -357,11 +474,11 @@ TEST_F(knobs, eperm_without_cap_sys_admin)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
-	for (i = 0; i < NR_KNOBS; i++) {
+	for (i = 0; i < s->n; i++) {
 		char buf[32];
 
-		ASSERT_EQ(0, gps_knob_str(knobs[i].name, buf, sizeof(buf)));
-		ASSERT_STREQ(self->saved[i], buf);
+		ASSERT_EQ(0, gps_knob_value(s->name[i], buf, sizeof(buf)));
+		ASSERT_STREQ(s->val[i], buf);
 	}
 	ASSERT_STREQ(self->policy, gps_policy());
 }

@@ -63,13 +63,17 @@ static void err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-/* The state, or exit 1 with the reason. */
+/*
+ * The state, or exit 1 with the reason; without the driver's table of
+ * knobs, a warning (once) and no ranges.
+ */
 static void load(struct ctl_state *st)
 {
+	static int warned;
 	int ret;
 
 	if (!ctl_loaded()) {
-		err("gps.ko is not loaded (no " GPS_SYSFS_DIR ")");
+		err("gps.ko is not loaded (no %s)", ctl_sysfs_dir());
 		exit(1);
 	}
 	ret = ctl_read_state(st);
@@ -77,6 +81,11 @@ static void load(struct ctl_state *st)
 		err("cannot read the driver's state: %s", strerror(-ret));
 		exit(1);
 	}
+	if (st->table_err && !warned++)
+		err("%s/knobs: %s: no ranges, defaults or units of the knobs "
+		    "(a gps.ko older than gpsctl?); the driver checks values",
+		    ctl_sysfs_dir(), st->table_err == -EPROTO ?
+		    "not a table of knobs" : strerror(-st->table_err));
 }
 
 /* Why a debugfs file could not be read, once. */
@@ -90,19 +99,10 @@ static void debugfs_warn(int ret)
 		    "mount -t debugfs none /sys/kernel/debug)", strerror(-ret));
 }
 
-/* Counters that hold a current value or a maximum: not summed, no rate. */
+/* Counters that hold a current value or a maximum: no rate. */
 static int is_gauge(const char *name)
 {
-	static const char *const gauges[] = {
-		"queue_hwm", "replica_pages", "twin_pages", "queue_blocks",
-		"queue_capacity", "dirty_replicas",
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(gauges) / sizeof(gauges[0]); i++)
-		if (!strcmp(name, gauges[i]))
-			return 1;
-	return 0;
+	return ctl_stat_kind(name) != CTL_STAT_COUNT;
 }
 
 static void knob_range(const struct ctl_knob *k, char *buf, size_t len)
@@ -111,7 +111,7 @@ static void knob_range(const struct ctl_knob *k, char *buf, size_t len)
 		snprintf(buf, len, "%s", k->words);
 	else if (k->type == CTL_KNOB_UNKNOWN)
 		snprintf(buf, len, "?");
-	else if (k->rule)
+	else if (k->rule[0])
 		snprintf(buf, len, "%" PRIu64 "-%" PRIu64 "; %s", k->min, k->max,
 			 k->rule);
 	else
@@ -125,6 +125,10 @@ static void json_knob(struct json *j, const struct ctl_knob *k)
 	json_obj(j, k->name);
 	if (k->type == CTL_KNOB_WORD) {
 		json_str(j, "value", k->word);
+		if (k->def[0])
+			json_str(j, "default", k->def);
+		else
+			json_null(j, "default");
 		json_arr(j, "values");
 		words = strdup(k->words);
 		for (w = strtok_r(words, " ", &save); w;
@@ -137,13 +141,15 @@ static void json_knob(struct json *j, const struct ctl_knob *k)
 		if (k->type == CTL_KNOB_NUM) {
 			json_uint(j, "min", k->min);
 			json_uint(j, "max", k->max);
+			json_uint(j, "default", strtoull(k->def, NULL, 10));
 		} else {
 			json_null(j, "min");
 			json_null(j, "max");
+			json_null(j, "default");
 		}
-		if (k->rule)
+		if (k->rule[0])
 			json_str(j, "rule", k->rule);
-		if (k->unit)
+		if (k->unit[0])
 			json_str(j, "unit", k->unit);
 	}
 	json_obj_end(j);
@@ -229,10 +235,10 @@ static int cmd_show(void)
 	table_free(&t);
 	putchar('\n');
 
-	table_init(&t, 4);
-	t.left |= 1 << 2 | 1 << 3;
-	table_add(&t, (const char *const[]){ "KNOB", "VALUE", "UNIT",
-		  "RANGE" });
+	table_init(&t, 5);
+	t.left |= 1 << 3 | 1 << 4;
+	table_add(&t, (const char *const[]){ "KNOB", "VALUE", "DEFAULT",
+		  "UNIT", "RANGE" });
 	for (i = 0; i < st.nr_knobs; i++) {
 		const struct ctl_knob *k = &st.knob[i];
 
@@ -242,7 +248,7 @@ static int cmd_show(void)
 			snprintf(b4, sizeof(b4), "%" PRIu64, k->value);
 		knob_range(k, b5, sizeof(b5));
 		table_add(&t, (const char *const[]){ k->name, b4,
-			  k->unit ? k->unit : "", b5 });
+			  k->def[0] ? k->def : "?", k->unit, b5 });
 	}
 	table_print(&t, stdout);
 	table_free(&t);
@@ -285,11 +291,8 @@ static int cmd_show(void)
 			}
 			snprintf(cell[st.nr_devs + 1], sizeof(cell[0]), "%lld",
 				 sum);
-			row[st.nr_devs + 1] = is_gauge(stats[0].name[i]) &&
-					      strcmp(stats[0].name[i],
-						     "replica_pages") &&
-					      strcmp(stats[0].name[i],
-						     "twin_pages") ?
+			row[st.nr_devs + 1] = ctl_stat_kind(stats[0].name[i]) ==
+					      CTL_STAT_MAX ?
 					      "-" : cell[st.nr_devs + 1];
 			table_add(&t, row);
 		}

@@ -3,10 +3,10 @@
  * gpsctl: look at and tune gps.ko from one command.  Shared declarations
  * of its three files:
  *
- *   state.c   what the driver shows: /sys/kernel/gps (knobs and global
- *             counters), /sys/kernel/debug/gps (per-device counters, the
- *             traffic matrix, the subscriber histogram), GPS_IOC_DEVICE_INFO
- *             on /dev/gps (the devices); the table of knob ranges
+ *   state.c   what the driver shows: /sys/kernel/gps (knobs, the table
+ *             of their ranges, global counters), /sys/kernel/debug/gps
+ *             (per-device counters, the traffic matrix, the subscriber
+ *             histogram), GPS_IOC_DEVICE_INFO on /dev/gps (the devices)
  *   out.c     the two ways of printing: text tables and JSON
  *   gpsctl.c  the commands (show, set, traffic, subscribers, watch)
  *
@@ -50,25 +50,27 @@ enum ctl_knob_type {
 	CTL_KNOB_UNKNOWN,	/* a file gpsctl has no range for */
 };
 
-/* What gpsctl knows of a knob: gps_sysfs.c's table, mirrored. */
-struct ctl_knob_info {
-	const char *name;
-	enum ctl_knob_type type;
-	uint64_t min, max;	/* CTL_KNOB_NUM; max 0: PAGE_SIZE-derived */
-	const char *rule;	/* what the range cannot say, or NULL */
-	const char *unit;
-};
-
-/* A knob as read now. */
+/* A knob as read now, with its line of the driver's table (knobs). */
 struct ctl_knob {
 	char name[CTL_NAME_LEN];
 	enum ctl_knob_type type;
 	uint64_t value;		/* CTL_KNOB_NUM */
 	char word[CTL_NAME_LEN];/* CTL_KNOB_WORD: the current word */
 	char words[128];	/* CTL_KNOB_WORD: every word, space separated */
+	uint64_t min, max;	/* CTL_KNOB_NUM */
+	char def[CTL_NAME_LEN];	/* the default, "" if unknown */
+	char unit[16];		/* "" if none or unknown */
+	char rule[128];		/* what the range cannot say, or "" */
+};
+
+/* One line of the driver's table, /sys/kernel/gps/knobs. */
+struct ctl_knob_info {
+	char name[CTL_NAME_LEN];
+	int is_word;		/* a knob of words: no range */
 	uint64_t min, max;
-	const char *rule;
-	const char *unit;
+	char def[CTL_NAME_LEN];
+	char unit[16];
+	char rule[128];
 };
 
 /* The driver as a whole. */
@@ -80,9 +82,20 @@ struct ctl_state {
 	long long global_val[CTL_MAX_KNOBS];
 	int nr_knobs;
 	struct ctl_knob knob[CTL_MAX_KNOBS];
+	int table_err;		/* 0, or -errno: the table could not be read */
+	int nr_info;
+	struct ctl_knob_info info[CTL_MAX_KNOBS];
+};
+
+/* How a line of node<N>/stats adds up (kmod/gps_stats.h's kinds). */
+enum ctl_stat_kind {
+	CTL_STAT_COUNT,		/* cumulative: a rate, summed */
+	CTL_STAT_LEVEL,		/* a current amount: no rate, summed */
+	CTL_STAT_MAX,		/* a maximum or a capacity: no rate, no sum */
 };
 
 /* state.c */
+const char *ctl_sysfs_dir(void);
 int ctl_loaded(void);
 int ctl_read_state(struct ctl_state *st);
 int ctl_read_stats(int node, struct ctl_stats *s);
@@ -90,7 +103,7 @@ long long ctl_stat(const struct ctl_stats *s, const char *name);
 int ctl_read_traffic(const struct ctl_state *st, int src,
 		     long long *blocks, long long *bytes);
 int ctl_read_subscribers(long long *pages, int max);
-const struct ctl_knob_info *ctl_knob_info(const char *name);
+enum ctl_stat_kind ctl_stat_kind(const char *name);
 int ctl_knob_find(const struct ctl_state *st, const char *name);
 int ctl_knob_write(const char *name, const char *value);
 

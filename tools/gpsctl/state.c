@@ -5,6 +5,9 @@
  *   /sys/kernel/gps/<knob>          tunables (0644) beside read-only
  *                                   counters (0444); track_policy prints
  *                                   its words, the current one in [ ]
+ *   /sys/kernel/gps/knobs           the driver's table of its knobs:
+ *                                   "<name> <type> <min> <max> <default>
+ *                                   <unit>[ <rule>]" lines
  *   /sys/kernel/debug/gps/node<N>/  stats ("name value" lines) and
  *                                   traffic ("<node> <blocks> <bytes>",
  *                                   one line per receiving device)
@@ -12,11 +15,12 @@
  *   /dev/gps, GPS_IOC_DEVICE_INFO   node, CPUs, memory, replica pages of
  *                                   each device
  *
- * The driver does not publish its knobs' ranges, so gpsctl carries them
- * (ctl_knobs[], the mirror of gps_sysfs.c's gps_knob_table); a knob the
- * table does not know is still shown and may still be set, and the
- * driver's own check stays the authority (a write out of its range fails
- * with EINVAL whatever gpsctl believed).
+ * Ranges, defaults and units come from the driver's table, nowhere else:
+ * a driver without one (older than gpsctl) still has its knobs shown and
+ * set, with no range (st->table_err says why), and the driver's own
+ * check stays the authority (a write out of its range fails with EINVAL
+ * whatever gpsctl believed).  How each debugfs counter adds up comes
+ * from the driver's list of them, kmod/gps_stats.h.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -30,57 +34,34 @@
 #include <linux/gps.h>
 
 #include "gpsctl.h"
+#include "gps_stats.h"
 
-/* max 0 below: PAGE_SIZE (block_size) or PAGE_SIZE / 64 (bulk_blocks). */
-static const struct ctl_knob_info ctl_knobs[] = {
-	{ "page_size", CTL_KNOB_NUM, 4096, 2097152,
-	  "4096, 65536 or 2097152", "bytes" },
-	{ "block_size", CTL_KNOB_NUM, 64, 0, "a power of two", "bytes" },
-	{ "queue_capacity", CTL_KNOB_NUM, 1, 65536,
-	  "sets queue_watermark to capacity - 1", "blocks" },
-	{ "queue_watermark", CTL_KNOB_NUM, 1, 65536,
-	  "at most queue_capacity", "blocks" },
-	{ "harvest_interval_us", CTL_KNOB_NUM, 0, 10000000, NULL, "us" },
-	{ "dirty_wake", CTL_KNOB_NUM, 1, 1048576, NULL, "replicas" },
-	{ "bulk_blocks", CTL_KNOB_NUM, 0, 0, "0: off", "blocks" },
-	{ "max_bytes", CTL_KNOB_NUM, 0, UINT64_MAX, "0: no cap", "bytes" },
-	{ "node_max_bytes", CTL_KNOB_NUM, 0, UINT64_MAX, "0: no cap",
-	  "bytes" },
-	{ "node_reserve_bytes", CTL_KNOB_NUM, 0, UINT64_MAX, NULL, "bytes" },
-	{ "track_policy", CTL_KNOB_WORD, 0, 0, NULL, NULL },
-	{ "link_bandwidth", CTL_KNOB_NUM, 0, 1000000000000ULL,
-	  "0 (off) or at least 1000", "bytes/s" },
-	{ "link_latency_ns", CTL_KNOB_NUM, 0, 1000000000, NULL, "ns" },
-	{ "capture_bytes", CTL_KNOB_NUM, 0, 2097152,
-	  "0 (the GPS page) or a power of two from PAGE_SIZE", "bytes" },
-	{ "keep_writable_ms", CTL_KNOB_NUM, 0, 10000, "0: off", "ms" },
-	{ "fence_threads", CTL_KNOB_NUM, 0, 64,
-	  "0: every CPU of the node; 1: the caller alone", "CPUs" },
-	{ "harvest_ahead", CTL_KNOB_NUM, 0, 1,
-	  "1: the push thread harvests with the link unlimited too", NULL },
-	{ "um_thrash_threshold", CTL_KNOB_NUM, 0, 1000,
-	  "managed memory; 0: no thrashing guard", "moves" },
-	{ "um_thrash_epoch_ms", CTL_KNOB_NUM, 1, 60000, NULL, "ms" },
-	{ "um_pin_ms", CTL_KNOB_NUM, 0, 60000, NULL, "ms" },
-};
-
-#define NR_CTL_KNOBS	(sizeof(ctl_knobs) / sizeof(ctl_knobs[0]))
-
-const struct ctl_knob_info *ctl_knob_info(const char *name)
+/* A line this gpsctl does not know counts as cumulative. */
+enum ctl_stat_kind ctl_stat_kind(const char *name)
 {
-	size_t i;
+#define GPS_STAT(_name, _kind)						\
+	if (!strcmp(name, #_name))					\
+		return CTL_STAT_##_kind
+#define GPS_STATE(_name, _value, _kind)	GPS_STAT(_name, _kind)
+#include "gps_stats.h"
+#undef GPS_STATE
+#undef GPS_STAT
+	return CTL_STAT_COUNT;
+}
 
-	for (i = 0; i < NR_CTL_KNOBS; i++)
-		if (!strcmp(ctl_knobs[i].name, name))
-			return &ctl_knobs[i];
-	return NULL;
+/* /sys/kernel/gps, or $GPSCTL_SYSFS (a copy of it, for tests). */
+const char *ctl_sysfs_dir(void)
+{
+	const char *dir = getenv("GPSCTL_SYSFS");
+
+	return dir && *dir ? dir : GPS_SYSFS_DIR;
 }
 
 int ctl_loaded(void)
 {
 	struct stat sb;
 
-	return !stat(GPS_SYSFS_DIR, &sb) && S_ISDIR(sb.st_mode);
+	return !stat(ctl_sysfs_dir(), &sb) && S_ISDIR(sb.st_mode);
 }
 
 /* A file's first line, newline stripped; 0 or -errno. */
@@ -103,20 +84,88 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The knob @name as its file holds it, described by the table. */
-static int read_knob(const char *name, struct ctl_knob *k)
+/* A number of the table; 0 or -1. */
+static int table_num(const char *s, uint64_t *v)
 {
-	const struct ctl_knob_info *info = ctl_knob_info(name);
-	long page = sysconf(_SC_PAGESIZE);
+	char *end;
+
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return errno || end == s || *end ? -1 : 0;
+}
+
+/* The driver's table of its knobs into st->info; 0 or -errno. */
+static int read_table(struct ctl_state *st)
+{
+	char path[256], line[512], f[3][CTL_NAME_LEN];
+	struct ctl_knob_info *in;
+	FILE *fp;
+	int n, ret = 0;
+
+	st->nr_info = 0;
+	snprintf(path, sizeof(path), "%s/knobs", ctl_sysfs_dir());
+	fp = fopen(path, "r");
+	if (!fp)
+		return -errno;
+	while (fgets(line, sizeof(line), fp)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (st->nr_info == CTL_MAX_KNOBS)
+			break;
+		in = &st->info[st->nr_info];
+		memset(in, 0, sizeof(*in));
+		n = 0;
+		if (sscanf(line, "%47s %47s %47s %47s %47s %15s %n", in->name,
+			   f[0], f[1], f[2], in->def, in->unit, &n) < 6 ||
+		    !n) {
+			ret = -EPROTO;
+			break;
+		}
+		snprintf(in->rule, sizeof(in->rule), "%s", line + n);
+		if (!strcmp(in->unit, "-"))
+			in->unit[0] = '\0';
+		if (!strcmp(f[0], "word")) {
+			in->is_word = 1;
+		} else if (table_num(f[1], &in->min) ||
+			   table_num(f[2], &in->max)) {
+			ret = -EPROTO;
+			break;
+		}
+		st->nr_info++;
+	}
+	fclose(fp);
+	return ret;
+}
+
+static const struct ctl_knob_info *knob_info(const struct ctl_state *st,
+					     const char *name)
+{
+	int i;
+
+	for (i = 0; i < st->nr_info; i++)
+		if (!strcmp(st->info[i].name, name))
+			return &st->info[i];
+	return NULL;
+}
+
+/* The knob @name as its file holds it, described by the table. */
+static int read_knob(const struct ctl_state *st, const char *name,
+		     struct ctl_knob *k)
+{
+	const struct ctl_knob_info *info = knob_info(st, name);
 	char path[256], buf[256], *end, *p;
 	int ret;
 
 	memset(k, 0, sizeof(*k));
 	snprintf(k->name, sizeof(k->name), "%s", name);
-	snprintf(path, sizeof(path), GPS_SYSFS_DIR "/%s", name);
+	snprintf(path, sizeof(path), "%s/%s", ctl_sysfs_dir(), name);
 	ret = read_line(path, buf, sizeof(buf));
 	if (ret)
 		return ret;
+	if (info) {
+		snprintf(k->def, sizeof(k->def), "%s", info->def);
+		snprintf(k->unit, sizeof(k->unit), "%s", info->unit);
+		snprintf(k->rule, sizeof(k->rule), "%s", info->rule);
+	}
 	if (strchr(buf, '[')) {
 		/* "touched [read]": the words, the current one bracketed */
 		k->type = CTL_KNOB_WORD;
@@ -137,49 +186,46 @@ static int read_knob(const char *name, struct ctl_knob *k)
 	k->value = strtoull(buf, &end, 0);
 	if (errno || end == buf)
 		return -EINVAL;
-	if (!info || info->type != CTL_KNOB_NUM) {
+	if (!info || info->is_word) {
 		k->type = CTL_KNOB_UNKNOWN;
 		return 0;
 	}
 	k->type = CTL_KNOB_NUM;
 	k->min = info->min;
 	k->max = info->max;
-	if (!k->max)
-		k->max = !strcmp(name, "block_size") ? page : page / 64;
-	k->rule = info->rule;
-	k->unit = info->unit;
 	return 0;
 }
 
 /*
  * Knobs (writable files) in the table's order, then any the table does
- * not know, by name; read-only files are the global counters, by name.
+ * not list, by name; read-only files but the table are the global
+ * counters, by name.
  */
 static int read_sysfs(struct ctl_state *st)
 {
 	char *names[2 * CTL_MAX_KNOBS], path[256];
-	int n = 0, i, ret = 0;
-	size_t t;
+	int n = 0, i, t, ret = 0;
 	struct dirent *de;
 	struct stat sb;
 	DIR *d;
 
-	d = opendir(GPS_SYSFS_DIR);
+	st->table_err = read_table(st);
+	d = opendir(ctl_sysfs_dir());
 	if (!d)
 		return -errno;
 	while ((de = readdir(d)) && n < 2 * CTL_MAX_KNOBS)
-		if (de->d_name[0] != '.')
+		if (de->d_name[0] != '.' && strcmp(de->d_name, "knobs"))
 			names[n++] = strdup(de->d_name);
 	closedir(d);
 	qsort(names, n, sizeof(*names), cmp_names);
 
 	st->nr_knobs = 0;
 	st->nr_globals = 0;
-	for (t = 0; t < NR_CTL_KNOBS; t++)
+	for (t = 0; t < st->nr_info; t++)
 		for (i = 0; i < n; i++)
-			if (names[i] && !strcmp(names[i], ctl_knobs[t].name) &&
+			if (names[i] && !strcmp(names[i], st->info[t].name) &&
 			    st->nr_knobs < CTL_MAX_KNOBS) {
-				ret = read_knob(names[i],
+				ret = read_knob(st, names[i],
 						&st->knob[st->nr_knobs]);
 				if (ret)
 					goto out;
@@ -192,13 +238,15 @@ static int read_sysfs(struct ctl_state *st)
 
 		if (!names[i])
 			continue;
-		snprintf(path, sizeof(path), GPS_SYSFS_DIR "/%s", names[i]);
+		snprintf(path, sizeof(path), "%s/%s", ctl_sysfs_dir(),
+			 names[i]);
 		if (stat(path, &sb) || !S_ISREG(sb.st_mode))
 			continue;
 		if (sb.st_mode & 0222) {
 			if (st->nr_knobs == CTL_MAX_KNOBS)
 				continue;
-			ret = read_knob(names[i], &st->knob[st->nr_knobs]);
+			ret = read_knob(st, names[i],
+					&st->knob[st->nr_knobs]);
 			if (ret)
 				goto out;
 			st->nr_knobs++;
@@ -453,7 +501,7 @@ int ctl_knob_write(const char *name, const char *value)
 	char path[256], buf[128];
 	int fd, n, ret = 0;
 
-	snprintf(path, sizeof(path), GPS_SYSFS_DIR "/%s", name);
+	snprintf(path, sizeof(path), "%s/%s", ctl_sysfs_dir(), name);
 	n = snprintf(buf, sizeof(buf), "%s\n", value);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
