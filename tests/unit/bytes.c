@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Description: the driver's byte masks (kmod/gps_bytes.h), on the host.
+ * Description: the byte masks of the pure core (core/gps_bytes.h, the
+ * same code as in gps.ko), on the host.
  * gps_bytes_differ() sets exactly the bits of the bytes that differ;
  * gps_diff_words() marks every changed byte of a page and no other, and
  * updates the twin only when asked; gps_bytes_apply() writes exactly the
