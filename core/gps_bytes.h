@@ -81,7 +81,7 @@ static inline void gps_diff_words(const u64 *cur, u64 *twin,
 #ifdef __LITTLE_ENDIAN
 		((u8 *)mask)[w] = bits;
 #else
-		bitmap_set_value8(mask, bits, w * 8);
+		mask[w * 8 / BITS_PER_LONG] |= bits << (w * 8 % BITS_PER_LONG);
 #endif
 		if (update)
 			twin[w] = c;
@@ -145,7 +145,7 @@ static inline void gps_bytes_apply(u8 *dst, const u8 *src,
 				continue;
 			}
 			if (!(m8 & (m8 - 1))) {
-				unsigned int b = __ffs(m8);
+				unsigned int b = __builtin_ctzl(m8);
 
 				WRITE_ONCE(((u8 *)&d[w])[b],
 					   ((const u8 *)&sw)[b]);
@@ -160,8 +160,8 @@ static inline void gps_bytes_apply(u8 *dst, const u8 *src,
 					continue;
 				/* Stored to all along: a race; bytes. */
 				for (; m8; m8 &= m8 - 1)
-					WRITE_ONCE(((u8 *)&d[w])[__ffs(m8)],
-						   ((const u8 *)&sw)[__ffs(m8)]);
+					WRITE_ONCE(((u8 *)&d[w])[__builtin_ctzl(m8)],
+						   ((const u8 *)&sw)[__builtin_ctzl(m8)]);
 				break;
 			}
 		}
@@ -192,10 +192,10 @@ static inline void gps_bytes_copy(u8 *dst, const u8 *src, unsigned int nbytes)
  * gps_bytes_apply() into a destination that nothing else stores to while
  * the caller holds its lock (a receiver's twin, or its page while no view
  * may map it writable): each 8-byte word with a masked byte is read,
- * blended and written back whole, a third of the byte copies' time or
- * less under the emulator for a page of floats whose exponent bytes did
- * not change; a mask word fully set is 8 words written without being read.
- * Readers see each word old or new, never torn.  @dst and @src 8-byte
+ * blended and written back whole, cheaper than a cmpxchg or a byte
+ * store per changed byte (Documentation/benchmarks.rst); a mask word
+ * fully set is 8 words written without being read.  Readers see each
+ * word old or new, never torn.  @dst and @src 8-byte
  * aligned; @nbytes a multiple of BITS_PER_LONG.
  */
 static inline void gps_bytes_blend(u8 *dst, const u8 *src,

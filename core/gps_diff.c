@@ -31,7 +31,7 @@ unsigned int gps_diff_blocks(struct gps_diff *df, unsigned int block_size)
 	for (k = 0; k < PAGE_SIZE / block_size; k++) {
 		if (gps_bytes_any(df->mask + k * block_size / BITS_PER_LONG,
 				  block_size)) {
-			gps_bit_set(df->blocks, k);
+			df->blocks[k / BITS_PER_LONG] |= 1UL << (k % BITS_PER_LONG);
 			n++;
 		}
 	}

@@ -20,11 +20,10 @@ static inline u64 gps_link_cost_ns(u64 bytes, u64 bw)
 
 	if (!bw || !bytes)
 		return 0;
-	/* Past 18 GB in one charge, bytes * 1e9 would wrap. */
-	if (bytes > ~0ULL / GPS_NS_PER_SEC)
-		t = div64_u64(bytes, bw) * GPS_NS_PER_SEC;
-	else
-		t = div64_u64(bytes * GPS_NS_PER_SEC, bw);
+	/* Saturates where the time would not fit 64 bits of ns. */
+	if (div64_u64(bytes, bw) >= ~0ULL / GPS_NS_PER_SEC)
+		return ~0ULL;
+	t = mul_u64_u64_div_u64(bytes, GPS_NS_PER_SEC, bw);
 	return t ?: 1;
 }
 
@@ -35,9 +34,11 @@ static inline u64 gps_link_cost_ns(u64 bytes, u64 bw)
  */
 static inline u64 gps_link_busy_until(u64 busy, u64 now, u64 bytes, u64 bw)
 {
-	u64 t = gps_link_cost_ns(bytes, bw);
+	u64 t = gps_link_cost_ns(bytes, bw), from = max(busy, now);
 
-	return t ? max(busy, now) + t : busy;
+	if (!t)
+		return busy;
+	return t > ~0ULL - from ? ~0ULL : from + t;
 }
 
 /*
@@ -46,7 +47,11 @@ static inline u64 gps_link_busy_until(u64 busy, u64 now, u64 bytes, u64 bw)
  */
 static inline u64 gps_link_fence_end(u64 until, u64 now, u64 latency_ns)
 {
-	return latency_ns ? max(until, now) + latency_ns : until;
+	u64 from = max(until, now);
+
+	if (!latency_ns)
+		return until;
+	return latency_ns > ~0ULL - from ? ~0ULL : from + latency_ns;
 }
 
 #endif /* _GPS_LINKMODEL_H */

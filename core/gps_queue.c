@@ -32,6 +32,49 @@
 
 #define GPS_QMASK_LONGS		BITS_TO_LONGS(PAGE_SIZE)
 
+/* Bitmaps of blocks, here: a call per bit costs more than the bits. */
+static void gps_bit_set(unsigned long *map, unsigned int i)
+{
+	map[i / BITS_PER_LONG] |= 1UL << (i % BITS_PER_LONG);
+}
+
+/* The next set bit of @map at or after @i, @n if none. */
+static unsigned int gps_bit_next(const unsigned long *map, unsigned int n,
+				 unsigned int i)
+{
+	unsigned long w;
+
+	if (i >= n)
+		return n;
+	w = map[i / BITS_PER_LONG] & (~0UL << (i % BITS_PER_LONG));
+	for (;;) {
+		if (w) {
+			i = (i / BITS_PER_LONG) * BITS_PER_LONG + __builtin_ctzl(w);
+			return i < n ? i : n;
+		}
+		i = (i / BITS_PER_LONG + 1) * BITS_PER_LONG;
+		if (i >= n)
+			return n;
+		w = map[i / BITS_PER_LONG];
+	}
+}
+
+/* Set bits of the first @n bits of @map, and not of @not (NULL: none). */
+static unsigned int gps_bits_weight(const unsigned long *map,
+				    const unsigned long *not, unsigned int n)
+{
+	unsigned int i, w = 0;
+
+	for (i = 0; i < BITS_TO_LONGS(n); i++) {
+		unsigned long v = map[i] & (not ? ~not[i] : ~0UL);
+
+		if ((i + 1) * BITS_PER_LONG > n)
+			v &= ~0UL >> ((i + 1) * BITS_PER_LONG - n);
+		w += hweight_long(v);
+	}
+	return w;
+}
+
 static unsigned int gps_qhash_bits(unsigned int capacity)
 {
 	unsigned int b = 1;
@@ -150,7 +193,8 @@ static unsigned int gps_qclear(struct gps_queue *q, struct gps_qentry *e,
 		memset(e->queued, 0, sizeof(e->queued));
 		return e->blocks;
 	}
-	gps_for_each_bit(k, e->queued, end) {
+	for (k = gps_bit_next(e->queued, end, 0); k < end;
+	     k = gps_bit_next(e->queued, end, k + 1)) {
 		unsigned long *m = e->mask + gps_qword(q, k);
 
 		for (w = 0; w < words; w++)
@@ -198,7 +242,8 @@ static void gps_qmerge(struct gps_queue *q, struct gps_qentry *e,
 	unsigned int all = gps_bits_weight(blocks, NULL, nb);
 	unsigned int fresh = gps_bits_weight(blocks, e->queued, nb);
 
-	gps_for_each_bit(k, blocks, nb) {
+	for (k = gps_bit_next(blocks, nb, 0); k < nb;
+	     k = gps_bit_next(blocks, nb, k + 1)) {
 		unsigned long *to = e->mask + gps_qword(q, k);
 		const unsigned long *from = mask + gps_qword(q, k);
 
@@ -211,16 +256,23 @@ static void gps_qmerge(struct gps_queue *q, struct gps_qentry *e,
 	gps_qgrew(q, st, fresh, all - fresh);
 }
 
-/* A new entry for a page that has none; fewer than capacity live. */
-static void gps_qinsert(struct gps_queue *q, const void *owner, u64 page,
+/*
+ * A new entry for a page that has none.  Return: false, nothing done, if
+ * every entry is live (the caller failed to make room).
+ */
+static bool gps_qinsert(struct gps_queue *q, const void *owner, u64 page,
 			const unsigned long *mask, const unsigned long *blocks,
 			u64 now, struct gps_qstat *st)
 {
 	unsigned int nb = gps_qblocks(q), k, w;
 	unsigned int words = q->block_size / BITS_PER_LONG;
-	u32 idx = q->spare[q->capacity - q->nr - 1], *head;
-	struct gps_qentry *e = &q->entries[idx];
+	u32 idx, *head;
+	struct gps_qentry *e;
 
+	if (GPS_WARN_ONCE(q->nr >= q->capacity))
+		return false;
+	idx = q->spare[q->capacity - q->nr - 1];
+	e = &q->entries[idx];
 	e->owner = owner;
 	e->page = page;
 	e->added = now;
@@ -230,7 +282,8 @@ static void gps_qinsert(struct gps_queue *q, const void *owner, u64 page,
 	if (e->blocks * q->block_size >= PAGE_SIZE / 4)
 		memcpy(e->mask, mask, GPS_QMASK_LONGS * sizeof(long));
 	else
-		gps_for_each_bit(k, blocks, nb)
+		for (k = gps_bit_next(blocks, nb, 0); k < nb;
+		     k = gps_bit_next(blocks, nb, k + 1))
 			for (w = 0; w < words; w++)
 				e->mask[gps_qword(q, k) + w] =
 					mask[gps_qword(q, k) + w];
@@ -241,6 +294,8 @@ static void gps_qinsert(struct gps_queue *q, const void *owner, u64 page,
 	q->nr++;
 	q->count += e->blocks;
 	gps_qgrew(q, st, e->blocks, 0);
+	st->inserted = true;
+	return true;
 }
 
 /*
@@ -279,12 +334,15 @@ unsigned int gps_queue_push_oldest(struct gps_queue *q, unsigned int max,
 				   gps_qpush_t *push, void *ctx)
 {
 	const struct gps_qentry *e = gps_queue_oldest(q);
-	unsigned int bs = q->block_size, n = 0, lo = 0, hi = 0, k;
+	unsigned int bs = q->block_size, nb = gps_qblocks(q);
+	unsigned int n = 0, lo = 0, hi = 0, k;
 	struct gps_qspan span;
 
-	if (!e || !max || (s64)(now - e->added - age) < 0)
+	/* Ages compare signed: a clock may step back a little. */
+	if (!e || !max || (age && (s64)(now - e->added - age) < 0))
 		return 0;
-	gps_for_each_bit(k, e->queued, gps_qblocks(q)) {
+	for (k = gps_bit_next(e->queued, nb, 0); k < nb;
+	     k = gps_bit_next(e->queued, nb, k + 1)) {
 		if (!n++)
 			lo = k * bs;
 		hi = (k + 1) * bs;
@@ -316,7 +374,9 @@ unsigned int gps_queue_push_oldest(struct gps_queue *q, unsigned int max,
  * (each then holds one block).  The queue is then pushed down to its
  * high watermark, oldest blocks first.
  *
- * Return: false, and nothing done, for no block or no owner.
+ * Return: false, and nothing queued, for no block or no owner, or if no
+ * entry could be freed (a broken push); the caller must then push the
+ * page past the queue, or its stores are lost.
  */
 bool gps_queue_add(struct gps_queue *q, const void *owner, u64 page,
 		   const unsigned long *mask, const unsigned long *blocks,
@@ -333,11 +393,13 @@ bool gps_queue_add(struct gps_queue *q, const void *owner, u64 page,
 	} else {
 		if (q->nr == q->capacity)
 			gps_queue_push_oldest(q, ~0U, now, 0, true, push, ctx);
-		gps_qinsert(q, owner, page, mask, blocks, now, st);
+		if (!gps_qinsert(q, owner, page, mask, blocks, now, st))
+			return false;
 	}
 	while (q->count > q->watermark)
-		gps_queue_push_oldest(q, q->count - q->watermark, now, 0, true,
-				      push, ctx);
+		if (!gps_queue_push_oldest(q, q->count - q->watermark, now, 0,
+					   true, push, ctx))
+			break;
 	return true;
 }
 

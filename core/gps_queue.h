@@ -66,6 +66,7 @@ struct gps_qstat {
 	u64 queued;			/* blocks new to the queue */
 	u64 merged;			/* blocks already queued: coalesced */
 	unsigned int held;		/* most blocks held, capacity at most */
+	bool inserted;			/* the page had no entry */
 };
 
 size_t gps_queue_bytes(unsigned int capacity);

@@ -14,9 +14,9 @@
  * that a view may map writable (its wmapped bit) by one cmpxchg of the
  * word (one store where a single byte is masked), so that the receiver's
  * own racing stores to the other bytes stay; a word at a time, old bytes
- * and new blended, into twins and pages that hold still, a third of the
- * time or less under the emulator for floats changed in three bytes of
- * four; spans whose every byte is masked are copied a word at a time.
+ * and new blended, into twins and pages that hold still, which costs less
+ * than a cmpxchg per word (Documentation/benchmarks.rst); spans whose
+ * every byte is masked are copied a word at a time.
  * No path writes part of an aligned 8-byte word and then the rest: a
  * reader racing with the push sees each word old or new, never torn
  * (gps_bytes.h, tests/kmod/tearing.c).
@@ -93,8 +93,7 @@ static void gps_apply(u8 *dst, const u8 *src, const unsigned long *mask,
  * publishes them early, and every other byte is written with the value
  * it has.  A page of a device that only reads it (the halo of a stencil,
  * the other devices' ranks in pagerank) then takes one copy instead of a
- * blend per word, a quarter of the time under the emulator.  Its twin,
- * if any, is blended.  gp->lock held.
+ * blend per word.  Its twin, if any, is blended.  gp->lock held.
  */
 static bool gps_unwritten(const struct gps_replica *r, unsigned int sub)
 {
@@ -128,10 +127,14 @@ static struct page *gps_push_source(struct gps_replica *src,
 	return src->twins[sub] ?: src->pages[sub];
 }
 
-/* Who pushes: the device, with the fence's statistics (or NULL). */
+/*
+ * Who pushes: the device, with the fence's statistics (or NULL); for an
+ * add to the queue, what it queued so far, counted before each push.
+ */
 struct gps_pusher {
 	struct gps_dev *dev;
 	struct gps_fence_stats *st;
+	struct gps_qstat qs;
 };
 
 /*
@@ -216,9 +219,28 @@ static void gps_push_bytes(const struct gps_pusher *p, const struct gps_qspan *s
 		       hweight64(subs), bytes);
 }
 
+/*
+ * Count what the queue took so far: before its blocks are pushed, so that
+ * blocks_queued never lags blocks_pushed_early.
+ */
+static void gps_push_count(struct gps_pusher *p)
+{
+	struct gps_dev *dev = p->dev;
+
+	if (!p->qs.queued && !p->qs.merged)
+		return;
+	atomic64_add(p->qs.queued, &dev->stats.blocks_queued);
+	atomic64_add(p->qs.merged, &dev->stats.blocks_merged);
+	if (p->qs.held > atomic64_read(&dev->stats.queue_hwm))
+		atomic64_set(&dev->stats.queue_hwm, p->qs.held);
+	p->qs.queued = 0;
+	p->qs.merged = 0;
+}
+
 /* The queue's push (gps_qpush_t): a span it sends now. */
 static void gps_push_span(void *ctx, const struct gps_qspan *s)
 {
+	gps_push_count(ctx);
 	gps_push_bytes(ctx, s, false);
 }
 
@@ -272,19 +294,20 @@ void gps_push_queue(struct gps_dev *dev, struct gps_alloc *a, u64 page,
 		    struct gps_fence_stats *st)
 {
 	struct gps_pusher p = { .dev = dev, .st = st };
-	struct gps_qstat qs = {};
+	struct gps_qspan bulk = {
+		.owner = a, .page = page, .mask = mask, .lo = 0,
+		.hi = PAGE_SIZE, .blocks = bitmap_weight(blocks, GPS_QBLOCKS_MAX),
+	};
 
 	lockdep_assert_held(&dev->harvest_lock);
-	gps_hist(gps_queue_lookup(&dev->queue, a, page) ? GPS_H_QMERGE :
-		 GPS_H_QINSERT, dev->id, -1, a,
+	/* Refused only for a broken push: the page goes past the queue. */
+	if (WARN_ON_ONCE(!gps_queue_add(&dev->queue, a, page, mask, blocks,
+					jiffies, gps_push_span, &p, &p.qs)))
+		gps_push_bytes(&p, &bulk, true);
+	gps_push_count(&p);
+	gps_hist(p.qs.inserted ? GPS_H_QINSERT : GPS_H_QMERGE, dev->id, -1, a,
 		 page >> (a->gshift - PAGE_SHIFT), page & (a->nr_sub - 1),
-		 bitmap_weight(blocks, GPS_QBLOCKS_MAX));
-	gps_queue_add(&dev->queue, a, page, mask, blocks, jiffies,
-		      gps_push_span, &p, &qs);
-	atomic64_add(qs.queued, &dev->stats.blocks_queued);
-	atomic64_add(qs.merged, &dev->stats.blocks_merged);
-	if (qs.held > atomic64_read(&dev->stats.queue_hwm))
-		atomic64_set(&dev->stats.queue_hwm, qs.held);
+		 bulk.blocks);
 }
 
 /**

@@ -595,8 +595,16 @@ static void gpsu_user_page(void *ctx, size_t page)
 	if (!n)
 		return;
 	h->changed++;
-	gps_queue_add(&gpsu_user.dev[h->dev].q, ua, page, h->df.mask,
-		      h->df.blocks, h->now, gpsu_user_push, h, &h->qst);
+	if (!gps_queue_add(&gpsu_user.dev[h->dev].q, ua, page, h->df.mask,
+			   h->df.blocks, h->now, gpsu_user_push, h, &h->qst)) {
+		/* refused (a broken push): past the queue, or it is lost */
+		struct gps_qspan span = {
+			.owner = ua, .page = page, .mask = h->df.mask,
+			.lo = 0, .hi = PAGE_SIZE, .blocks = n, .early = true,
+		};
+
+		gpsu_user_push(h, &span);
+	}
 }
 
 /*

@@ -104,14 +104,13 @@ TEST_F_TIMEOUT(runner, program_that_leaves_a_knob_fails_and_knobs_come_back,
  * pipe open for the whole timeout: the test above timed out once in CI
  * with the knob left changed).  A setsid first in the inner runner's PATH
  * that starts the watchdog (sh -c) 0.3 s late, and the program at once,
- * makes that order certain.  Three runs, each well under the watchdog's
- * 60 s.  The harness's timeout covers two runs just under the 20 s
- * allowed and a third held to the watchdog's 60 s, with room to spare: a
- * loaded machine (a debug kernel under TCG beside other guests) makes
- * each run slow, and the assertion on each run's time, not the harness's
- * default 30 s for the three, is what tells a watchdog left behind.
+ * makes that order certain.  Three runs, each under 120 s, a fifth of
+ * the watchdog's 600 s: a watchdog left behind holds a run to the full
+ * 600 s, which the harness's timeout ends first, and a loaded machine
+ * makes a good run slow, but not by minutes (20 s was too tight: the
+ * debug kernel at 2 x 2 on a busy 2-core machine took 20.04 s once).
  */
-TEST_F_TIMEOUT(runner, quick_program_ends_its_run_at_once, 180)
+TEST_F_TIMEOUT(runner, quick_program_ends_its_run_at_once, 280)
 {
 	char dir[] = "/tmp/gps-runner.XXXXXX", prog[64], slow[64], cmd[256];
 	char line[512];
@@ -128,7 +127,7 @@ TEST_F_TIMEOUT(runner, quick_program_ends_its_run_at_once, 180)
 	ASSERT_EQ(0, write_script(slow, "[ \"$1\" != sh ] || sleep 0.3\n"
 				  "PATH=${PATH#*:} exec setsid \"$@\"\n"));
 	snprintf(cmd, sizeof(cmd),
-		 "PATH=%s:$PATH sh " RUNNER " -t 60 -p inner %s 2>&1", dir,
+		 "PATH=%s:$PATH sh " RUNNER " -t 600 -p inner %s 2>&1", dir,
 		 prog);
 	for (i = 0; i < 3; i++) {
 		long long t0 = gps_now_ms(), ms;
@@ -141,7 +140,7 @@ TEST_F_TIMEOUT(runner, quick_program_ends_its_run_at_once, 180)
 		ms = gps_now_ms() - t0;
 		ASSERT_TRUE(WIFEXITED(status));
 		ASSERT_EQ(0, WEXITSTATUS(status));
-		ASSERT_GT(20000, ms) TH_LOG("run %d took %lld ms", i, ms);
+		ASSERT_GT(120000, ms) TH_LOG("run %d took %lld ms", i, ms);
 	}
 	unlink(slow);
 	unlink(prog);

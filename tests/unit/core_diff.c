@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Description: the block diff of the pure core (core/gps_diff.c, the same
+ * code as in gps.ko), on the host.  gps_diff_page() marks exactly the
+ * bytes of a page that differ from its twin and exactly the blocks that
+ * hold one (at every block size from 64 to 4096 bytes, for random, dense,
+ * one-byte and block-edge changes, whatever the diff held before); it
+ * returns the number of those blocks; with update the twin then equals
+ * the page, without it the twin is left as it was.  gps_diff_blocks() of
+ * a hand-made mask sets the blocks of its bits, and only those.
+ */
+#include <stdlib.h>
+
+#include "kselftest_harness.h"
+#include "gps_diff.h"
+
+#define PG	PAGE_SIZE
+
+static const unsigned int block_sizes[] = { 64, 128, 256, 512, 1024, 2048,
+					    4096 };
+#define NR_BS	(sizeof(block_sizes) / sizeof(block_sizes[0]))
+
+static unsigned long long rnd_state = 0x2545f4914f6cdd1dULL;
+
+static unsigned long long rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+static int bit(const unsigned long *m, unsigned int i)
+{
+	return !!(m[i / BITS_PER_LONG] & (1UL << (i % BITS_PER_LONG)));
+}
+
+static void set_bit_at(unsigned long *m, unsigned int i)
+{
+	m[i / BITS_PER_LONG] |= 1UL << (i % BITS_PER_LONG);
+}
+
+/* Set bits among the first @n of @m. */
+static unsigned int weight(const unsigned long *m, unsigned int n)
+{
+	unsigned int i, w = 0;
+
+	for (i = 0; i < n; i++)
+		w += bit(m, i);
+	return w;
+}
+
+/* 8-byte aligned, as gps_diff_page() wants them */
+static u64 cur64[PG / 8], twin64[PG / 8], orig64[PG / 8], base64[PG / 8];
+#define cur	((u8 *)cur64)
+#define twin	((u8 *)twin64)
+#define orig	((u8 *)orig64)	/* the twin before the diff */
+#define base	((u8 *)base64)	/* the page before it was written */
+
+/*
+ * Diff cur against twin (orig: its copy) at @bs; check the mask, the
+ * blocks, the count and the twin.  Returns the count.
+ */
+static unsigned int check_diff(struct __test_metadata *_metadata,
+			       unsigned int bs, bool update)
+{
+	struct gps_diff df;
+	unsigned int i, k, n, nb = PG / bs, want = 0;
+
+	memcpy(orig, twin, PG);
+	memset(&df, 0xa5, sizeof(df));	/* the diff clears what it held */
+	n = gps_diff_page(&df, cur, twin, bs, update);
+	for (i = 0; i < PG; i++)
+		ASSERT_EQ(cur[i] != orig[i], bit(df.mask, i))
+			TH_LOG("bs %u byte %u", bs, i);
+	for (k = 0; k < GPS_QBLOCKS_MAX; k++) {
+		int changed = 0;
+
+		for (i = k * bs; k < nb && i < (k + 1) * bs; i++)
+			changed |= cur[i] != orig[i];
+		ASSERT_EQ(changed, bit(df.blocks, k))
+			TH_LOG("bs %u block %u", bs, k);
+		want += changed;
+	}
+	ASSERT_EQ(want, n) TH_LOG("bs %u", bs);
+	ASSERT_EQ(0, memcmp(twin, update ? cur : orig, PG))
+		TH_LOG("bs %u update %d", bs, update);
+	return n;
+}
+
+/* A page of random bytes and its twin, equal. */
+static void fresh_page(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < PG / 8; i++)
+		cur64[i] = twin64[i] = base64[i] = rnd();
+}
+
+/*
+ * At every block size, from the twin of the page before it was written:
+ * without update, then with, then again (nothing differs any more).
+ */
+static void check_every_size(struct __test_metadata *_metadata)
+{
+	unsigned int b;
+
+	for (b = 0; b < NR_BS; b++) {
+		unsigned int n;
+
+		memcpy(twin, base, PG);
+		n = check_diff(_metadata, block_sizes[b], false);
+		ASSERT_EQ(n, check_diff(_metadata, block_sizes[b], true));
+		ASSERT_EQ(0, check_diff(_metadata, block_sizes[b], false));
+		ASSERT_EQ(0, check_diff(_metadata, block_sizes[b], true));
+	}
+}
+
+TEST(random_changes_at_every_block_size)
+{
+	static const int pcts[] = { 0, 1, 5, 30, 90, 100 };
+	unsigned int i, n;
+
+	for (n = 0; n < 120; n++) {
+		fresh_page();
+		for (i = 0; i < PG; i++)
+			if ((int)(rnd() % 100) < pcts[n % 6])
+				cur[i] ^= (u8)(1 + rnd() % 255);
+		/* a run of whole words changed, as dense writes do */
+		if (n % 4 == 3) {
+			unsigned int at = rnd() % (PG / 64) * 64;
+			unsigned int end = at + 64 + rnd() % 256;
+
+			for (i = at; i < end && i < PG; i++)
+				cur[i] = (u8)~base[i];
+		}
+		check_every_size(_metadata);
+	}
+}
+
+/* A byte at either edge of each block: that block alone. */
+TEST(one_byte_at_block_edges)
+{
+	unsigned int b, k, e;
+
+	fresh_page();
+	for (b = 0; b < NR_BS; b++) {
+		unsigned int bs = block_sizes[b];
+
+		for (k = 0; k < PG / bs; k++) {
+			for (e = 0; e < 2; e++) {
+				unsigned int at = k * bs + (e ? bs - 1 : 0);
+				struct gps_diff df;
+				unsigned int i;
+
+				memcpy(twin, base, PG);
+				memcpy(cur, base, PG);
+				cur[at] ^= 0x80;
+				ASSERT_EQ(1, gps_diff_page(&df, cur, twin, bs,
+							   true));
+				for (i = 0; i < GPS_QBLOCKS_MAX; i++)
+					ASSERT_EQ(i == k, bit(df.blocks, i))
+						TH_LOG("bs %u byte %u", bs, at);
+				for (i = 0; i < PG; i++)
+					ASSERT_EQ(i == at, bit(df.mask, i));
+				ASSERT_EQ(0, memcmp(twin, cur, PG));
+			}
+		}
+	}
+}
+
+/* Two bytes astride each block boundary: both blocks. */
+TEST(bytes_astride_a_boundary)
+{
+	unsigned int b, k;
+
+	fresh_page();
+	for (b = 0; b < NR_BS - 1; b++) {
+		unsigned int bs = block_sizes[b];
+
+		for (k = 1; k < PG / bs; k++) {
+			struct gps_diff df;
+
+			memcpy(twin, base, PG);
+			memcpy(cur, base, PG);
+			cur[k * bs - 1] ^= 1;
+			cur[k * bs] ^= 1;
+			ASSERT_EQ(2, gps_diff_page(&df, cur, twin, bs, false));
+			ASSERT_TRUE(bit(df.blocks, k - 1));
+			ASSERT_TRUE(bit(df.blocks, k));
+			ASSERT_EQ(2, weight(df.blocks, GPS_QBLOCKS_MAX));
+			ASSERT_EQ(0, memcmp(twin, base, PG));
+		}
+	}
+}
+
+TEST(whole_page_and_no_change)
+{
+	unsigned int i;
+
+	fresh_page();
+	check_every_size(_metadata);
+	for (i = 0; i < PG; i++)
+		cur[i] = (u8)~base[i];
+	check_every_size(_metadata);
+	/* every byte, and every block at each size */
+	memcpy(twin, base, PG);
+	ASSERT_EQ(PG / 64, check_diff(_metadata, 64, false));
+	ASSERT_EQ(1, check_diff(_metadata, 4096, false));
+}
+
+/* gps_diff_blocks() reads only the mask, whatever the blocks held. */
+TEST(blocks_of_a_hand_made_mask)
+{
+	struct gps_diff df;
+
+	memset(&df, 0, sizeof(df));
+	memset(df.blocks, 0xff, sizeof(df.blocks));
+	ASSERT_EQ(0, gps_diff_blocks(&df, 64));
+	ASSERT_EQ(0, weight(df.blocks, GPS_QBLOCKS_MAX));
+
+	set_bit_at(df.mask, 0);	/* block 0 at any size */
+	set_bit_at(df.mask, 63);	/* last byte of 64-byte block 0 */
+	set_bit_at(df.mask, 64);	/* 64-byte block 1, 128-byte block 0 */
+	set_bit_at(df.mask, 1000);	/* 64: 15, 128: 7, 256: 3, 1024: 0 */
+	set_bit_at(df.mask, PG - 1);	/* the last block */
+
+	memset(df.blocks, 0xff, sizeof(df.blocks));
+	ASSERT_EQ(4, gps_diff_blocks(&df, 64));
+	ASSERT_TRUE(bit(df.blocks, 0));
+	ASSERT_TRUE(bit(df.blocks, 1));
+	ASSERT_TRUE(bit(df.blocks, 15));
+	ASSERT_TRUE(bit(df.blocks, PG / 64 - 1));
+	ASSERT_EQ(4, weight(df.blocks, GPS_QBLOCKS_MAX));
+
+	ASSERT_EQ(3, gps_diff_blocks(&df, 128));
+	ASSERT_TRUE(bit(df.blocks, 0));
+	ASSERT_TRUE(bit(df.blocks, 7));
+	ASSERT_TRUE(bit(df.blocks, PG / 128 - 1));
+	ASSERT_EQ(3, weight(df.blocks, GPS_QBLOCKS_MAX));
+
+	ASSERT_EQ(3, gps_diff_blocks(&df, 256));
+	ASSERT_TRUE(bit(df.blocks, 3));
+
+	ASSERT_EQ(2, gps_diff_blocks(&df, 1024));
+	ASSERT_TRUE(bit(df.blocks, 0));
+	ASSERT_TRUE(bit(df.blocks, 3));
+	ASSERT_EQ(2, weight(df.blocks, GPS_QBLOCKS_MAX));
+
+	ASSERT_EQ(1, gps_diff_blocks(&df, 4096));
+	ASSERT_EQ(1, df.blocks[0]);
+	ASSERT_EQ(1, weight(df.blocks, GPS_QBLOCKS_MAX));
+
+	/* only the last byte: the last block alone */
+	memset(df.mask, 0, sizeof(df.mask));
+	set_bit_at(df.mask, PG - 1);
+	ASSERT_EQ(1, gps_diff_blocks(&df, 64));
+	ASSERT_EQ(1UL << (PG / 64 - 1) % BITS_PER_LONG,
+		  df.blocks[(PG / 64 - 1) / BITS_PER_LONG]);
+	ASSERT_EQ(1, weight(df.blocks, GPS_QBLOCKS_MAX));
+}
+
+TEST_HARNESS_MAIN
