@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
+/**
  * DOC: the block diff
  *
  * A harvested page is compared with its twin one 8-byte word at a time

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
+/**
  * DOC: the coalescing write queue
  *
  * The paper's remote write queue: fully associative, block_size bytes a

@@ -43,12 +43,14 @@ TEST(a_byte_costs_at_least_a_nanosecond)
 
 TEST(cost_is_bytes_over_bandwidth)
 {
-	ASSERT_EQ(GB, gps_link_cost_ns(GB, GB));		/* 1 GB at 1 GB/s */
+	/* 1 GB at 1 GB/s; a page at 4 and 1 GB/s; 2 bytes at 1 B/s */
+	ASSERT_EQ(GB, gps_link_cost_ns(GB, GB));
 	ASSERT_EQ(1024, gps_link_cost_ns(4096, 4 * GB));
 	ASSERT_EQ(4096, gps_link_cost_ns(4096, GB));
-	ASSERT_EQ(2 * GB, gps_link_cost_ns(2, 1));		/* 2 bytes at 1 B/s */
-	ASSERT_EQ(80, gps_link_cost_ns(1000, 12500000000ULL));	/* 12.5 GB/s */
-	ASSERT_EQ(333, gps_link_cost_ns(1000, 3 * GB));	/* rounded down */
+	ASSERT_EQ(2 * GB, gps_link_cost_ns(2, 1));
+	/* 12.5 GB/s; 3 GB/s, rounded down */
+	ASSERT_EQ(80, gps_link_cost_ns(1000, 12500000000ULL));
+	ASSERT_EQ(333, gps_link_cost_ns(1000, 3 * GB));
 }
 
 TEST(idle_link_starts_at_now)
@@ -78,7 +80,8 @@ TEST(nothing_carried_leaves_the_link_as_it_was)
 {
 	ASSERT_EQ(5000, gps_link_busy_until(5000, 100, 0, GB));
 	ASSERT_EQ(10, gps_link_busy_until(10, 100, 0, GB));	/* not now */
-	ASSERT_EQ(10, gps_link_busy_until(10, 100, 4096, 0));	/* no model */
+	/* bandwidth 0: no link model */
+	ASSERT_EQ(10, gps_link_busy_until(10, 100, 4096, 0));
 	ASSERT_EQ(5000, gps_link_busy_until(5000, 100, 4096, 0));
 }
 
@@ -163,7 +166,8 @@ TEST(cost_near_the_wrap_points)
 			u64 prev = gps_link_cost_ns(at[k] - 1001, bws[i]);
 
 			for (d = -1000; d <= 1000; d++) {
-				u64 b = at[k] + d, c = gps_link_cost_ns(b, bws[i]);
+				u64 b = at[k] + d;
+				u64 c = gps_link_cost_ns(b, bws[i]);
 
 				check_cost(_metadata, b, bws[i]);
 				ASSERT_LE(prev, c) TH_LOG("bytes %llu bw %llu",

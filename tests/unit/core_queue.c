@@ -14,7 +14,8 @@
  * ring's wrap); a pushed mask holds exactly the entry's queued bytes,
  * none left from blocks pushed or purged before; a drain delivers
  * exactly the union of the masks added, and no byte never added; the
- * counters (queued, merged, held <= capacity) are exact.  Then random
+ * counters (queued, merged, held <= capacity) are exact; a clock that
+ * steps back still makes room and keeps the watermark.  Then random
  * adds, pushes (with ages and limits) and purges against a reference
  * model of the whole policy, every span compared.  The queue lives in
  * malloc(gps_queue_bytes(capacity)), so ASan sees any access past it.
@@ -517,6 +518,35 @@ TEST_F(queue, purge_across_the_ring_wrap)
 	ASSERT_SPAN(t, 5, C, 1, 0, 1, 1);
 }
 
+/*
+ * A clock that steps back (@now before the oldest entry's): making room
+ * and the watermark push regardless; only an age is compared.
+ */
+TEST_F(queue, clock_stepping_back_still_makes_room)
+{
+	struct qt *t = &self->t;
+	unsigned int i;
+
+	qt_init(t, 4, 4);
+	for (i = 0; i < 4; i++)
+		ASSERT_TRUE(qt_add1(t, A, i, 0, i, 100));
+	ASSERT_TRUE(qt_add1(t, A, 10, 0, 0, 99));
+	ASSERT_EQ(1, t->rec.n);
+	ASSERT_SPAN(t, 0, A, 0, 0, 1, 1);
+	ASSERT_EQ(4, t->q.nr);
+	ASSERT_EQ(0, qt_push(t, ~0U, 98, 1, false));	/* aged: no */
+	ASSERT_EQ(1, qt_push(t, ~0U, 98, 0, false));	/* a fence: yes */
+	ASSERT_SPAN(t, 1, A, 1, 0, 1, 1);
+
+	qt_init(t, 16, 2);
+	for (i = 0; i < 2; i++)
+		ASSERT_TRUE(qt_add1(t, A, i, 0, i, 100));
+	ASSERT_TRUE(qt_add1(t, B, 0, 0, 0, 50));
+	ASSERT_EQ(1, t->rec.n);
+	ASSERT_SPAN(t, 0, A, 0, 0, 1, 1);
+	ASSERT_EQ(2, t->q.count);
+}
+
 /* ---- several blocks a page: 8 at least ------------------------------- */
 
 FIXTURE(blocks) {
@@ -643,7 +673,7 @@ TEST_F(blocks, push_limit_takes_lowest_blocks_then_the_rest)
 
 	ASSERT_EQ(2, qt_push(t, 2, 3, 0, false));
 	ASSERT_SPAN(t, 0, A, 0, 1, 5, 2);
-	ch_clear(&in);			/* blocks 1 and 4; 2, 3 are gaps */
+	ch_clear(&in);			/* blocks 1 and 4, gaps 2 and 3 */
 	ch_block(&in, t->bs, 1, 3);
 	ch_block(&in, t->bs, 4, 9);
 	ch_clear(&out);
@@ -880,7 +910,8 @@ TEST_F(queue, drain_delivers_the_union_of_the_adds)
 			ASSERT_TRUE(gps_queue_add(&t->q, owner, page, c.mask,
 						  c.blocks, now, union_push, u,
 						  &t->st));
-			ASSERT_FALSE(u->bad) TH_LOG("round %u add %u", round, i);
+			ASSERT_FALSE(u->bad)
+				TH_LOG("round %u add %u", round, i);
 			ASSERT_LE(t->q.count, wm);
 			ASSERT_LE(t->q.nr, cap);
 			ASSERT_LE(t->st.held, cap);
