@@ -94,6 +94,19 @@ gpsError_t gpsGetDeviceProperties(gpsDeviceProp *prop, int device);
 /* Waits for all work of the current device, then fences the device. */
 gpsError_t gpsDeviceSynchronize(void);
 
+/* What provides the devices (gpsGetEngine); chosen at the first call
+ * that needs a device, by $GPSU_ENGINE or what the machine has. */
+typedef enum gpsEngine {
+	gpsEngineNone = 0,	/* none set up (yet, or none usable) */
+	gpsEngineDriver = 1,	/* gps.ko through /dev/gps (GPSU_ENGINE=kmod) */
+	gpsEngineNative = 2,	/* user space: userfaultfd write-protect
+				 * and PAGEMAP_SCAN (GPSU_ENGINE=user) */
+} gpsEngine;
+
+/* Sets up the devices if needed and stores the engine in *engine; its
+ * name ("kmod", "user") in *name when name is not NULL. */
+gpsError_t gpsGetEngine(gpsEngine *engine, const char **name);
+
 /* ------------------------------------------------------------------ */
 /* Memory                                                              */
 /* ------------------------------------------------------------------ */

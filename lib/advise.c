@@ -61,7 +61,7 @@ static void gpsu_sys_mark(struct gpsu_alloc *a, size_t first, size_t last,
 }
 
 static gpsError_t gpsu_gps_advise(struct gpsu_alloc *a, size_t off, size_t n,
-				  unsigned int advice, int device)
+				  enum gpsu_advice advice, int device)
 {
 	size_t ps = a->page_size, start, end;
 	int ret;
@@ -73,9 +73,9 @@ static gpsError_t gpsu_gps_advise(struct gpsu_alloc *a, size_t off, size_t n,
 		end = a->map_size;
 	ret = gpsu_engine_advise(a, start, end - start, advice, device);
 	/* a subscribe may replicate collapsed pages again */
-	if (advice == GPS_ADVISE_SUBSCRIBE)
+	if (advice == GPSU_ADVISE_SUBSCRIBE)
 		gpsu_sys_mark(a, start / ps, end / ps, false);
-	else if (advice == GPS_ADVISE_COLLAPSE && !ret)
+	else if (advice == GPSU_ADVISE_COLLAPSE && !ret)
 		gpsu_sys_mark(a, start / ps, end / ps, true);
 	return gpsu_errno(ret);
 }
@@ -83,7 +83,7 @@ static gpsError_t gpsu_gps_advise(struct gpsu_alloc *a, size_t off, size_t n,
 static gpsError_t gpsu_host_policy(struct gpsu_alloc *a, size_t off, size_t n,
 				   int mode, int device)
 {
-	unsigned long mask[GPS_MAX_DEVICES / 64 + 1] = { 0 };
+	unsigned long mask[GPSU_MAX_DEVICES / 64 + 1] = { 0 };
 	size_t ps = gpsu_sys_page();
 	uintptr_t start = ((uintptr_t)a->base + off) & ~(ps - 1);
 	uintptr_t end = ((uintptr_t)a->base + off + n + ps - 1) & ~(ps - 1);
@@ -91,13 +91,13 @@ static gpsError_t gpsu_host_policy(struct gpsu_alloc *a, size_t off, size_t n,
 
 	if (mode != MPOL_DEFAULT) {
 		node = gpsu.dev[device].node;
-		if (node < 0 || node >= GPS_MAX_DEVICES)
+		if (node < 0 || node >= GPSU_MAX_DEVICES)
 			return gpsErrorNotSupported;
 		mask[node / 64] |= 1UL << (node % 64);
 	}
 	if (mbind((void *)start, end - start, mode,
 		  mode == MPOL_DEFAULT ? NULL : mask,
-		  mode == MPOL_DEFAULT ? 0 : GPS_MAX_DEVICES + 1,
+		  mode == MPOL_DEFAULT ? 0 : GPSU_MAX_DEVICES + 1,
 		  mode == MPOL_DEFAULT ? 0 : MPOL_MF_MOVE))
 		return gpsu_errno(errno);
 	return gpsSuccess;
@@ -139,29 +139,29 @@ GPSU_API gpsError_t gpsMemAdvise(const void *ptr, size_t count,
 		case gpsMemAdviseGPSSubscribe:
 		case gpsMemAdviseSetPreferredLocation:
 			err = gpsu_gps_advise(a, off, count,
-					      GPS_ADVISE_SUBSCRIBE, device);
+					      GPSU_ADVISE_SUBSCRIBE, device);
 			break;
 		case gpsMemAdviseGPSUnsubscribe:
 			err = gpsu_gps_advise(a, off, count,
-					      GPS_ADVISE_UNSUBSCRIBE, device);
+					      GPSU_ADVISE_UNSUBSCRIBE, device);
 			break;
 		case gpsMemAdviseSetReadMostly:
 			for (d = 0; d < gpsu.ndev && !err; d++)
 				err = gpsu_gps_advise(a, off, count,
-						GPS_ADVISE_SUBSCRIBE, d);
+						GPSU_ADVISE_SUBSCRIBE, d);
 			break;
 		case gpsMemAdviseGPSCollapse:
 			err = gpsu_gps_advise(a, off, count,
-					      GPS_ADVISE_COLLAPSE, device);
+					      GPSU_ADVISE_COLLAPSE, device);
 			break;
 		case gpsMemAdviseUnsetReadMostly:
 			/* collapse to the advised device's replica */
 			err = gpsu_gps_advise(a, off, count,
-					      GPS_ADVISE_SUBSCRIBE, device);
+					      GPSU_ADVISE_SUBSCRIBE, device);
 			for (d = 0; d < gpsu.ndev && !err; d++)
 				if (d != device)
 					err = gpsu_gps_advise(a, off, count,
-						GPS_ADVISE_UNSUBSCRIBE, d);
+						GPSU_ADVISE_UNSUBSCRIBE, d);
 			break;
 		default:
 			/* the subscription a preferred location made stays */
@@ -283,7 +283,7 @@ GPSU_API gpsError_t gpsMemSystemScope(const void *ptr, size_t size)
 	/* concurrent first uses each collapse: the driver keeps the copy
 	 * that is already single, so the later calls change nothing */
 	err = gpsu_gps_advise(a, first * ps, (last - first + 1) * ps,
-			      GPS_ADVISE_COLLAPSE, gpsu_cur_device());
+			      GPSU_ADVISE_COLLAPSE, gpsu_cur_device());
 	return gpsu_ret(err);
 }
 
@@ -340,7 +340,7 @@ static size_t gpsu_page_batch(void **pages, uintptr_t start, uintptr_t end,
 gpsError_t gpsu_prefetch(const void *p, size_t n, int device)
 {
 	size_t ps = gpsu_sys_page(), off, i, cnt;
-	uint64_t moved[GPS_MAX_DEVICES] = { 0 }, t0, until, last = 0;
+	uint64_t moved[GPSU_MAX_DEVICES] = { 0 }, t0, until, last = 0;
 	struct gpsu_link link;
 	uintptr_t first, start, end;
 	struct gpsu_alloc *a;
@@ -352,7 +352,7 @@ gpsError_t gpsu_prefetch(const void *p, size_t n, int device)
 	if (!a)
 		return gpsErrorInvalidDevicePointer;
 	if (a->kind == GPSU_KIND_GPS)
-		return gpsu_gps_advise(a, off, n, GPS_ADVISE_SUBSCRIBE,
+		return gpsu_gps_advise(a, off, n, GPSU_ADVISE_SUBSCRIBE,
 				       device);
 	if (a->kind == GPSU_KIND_CONV || a->kind == GPSU_KIND_UM)
 		return gpsErrorNotSupported;

@@ -70,16 +70,16 @@ GPSU_API gpsError_t gpsMallocGPS(void **ptr, size_t size, unsigned int flags)
 	if (pflags & (pflags - 1))	/* more than one page size */
 		return gpsu_ret(gpsErrorInvalidValue);
 	if (pflags == gpsMemGPSPage4K)
-		psize = GPS_PAGE_4K;
+		psize = GPSU_PAGE_4K;
 	else if (pflags == gpsMemGPSPage64K)
-		psize = GPS_PAGE_64K;
+		psize = GPSU_PAGE_64K;
 	else if (pflags == gpsMemGPSPage2M)
-		psize = GPS_PAGE_2M;
+		psize = GPSU_PAGE_2M;
 	err = gpsu_init();
 	if (err)
 		return gpsu_ret(err);
 	return gpsu_ret(gpsu_alloc_driver(ptr, size, GPSU_KIND_GPS,
-			(flags & gpsMemGPSManual) ? GPS_ALLOC_MANUAL : 0,
+			(flags & gpsMemGPSManual) ? GPSU_ALLOC_MANUAL : 0,
 			psize, gpsu_tls.device));
 }
 
@@ -120,14 +120,14 @@ static gpsError_t gpsu_alloc_anon(void **ptr, size_t size,
 		return gpsErrorMemoryAllocation;
 	}
 	if (kind == GPSU_KIND_HOST) {
-		unsigned long mask[GPS_MAX_DEVICES / 64 + 1] = { 0 };
+		unsigned long mask[GPSU_MAX_DEVICES / 64 + 1] = { 0 };
 		int node = gpsu.dev[gpsu_tls.device].node;
 
-		if (node >= 0 && node < GPS_MAX_DEVICES) {
+		if (node >= 0 && node < GPSU_MAX_DEVICES) {
 			mask[node / 64] |= 1UL << (node % 64);
 			/* placement is best effort: ignore failures */
 			(void)mbind(p, len, MPOL_PREFERRED, mask,
-				    GPS_MAX_DEVICES + 1, 0);
+				    GPSU_MAX_DEVICES + 1, 0);
 		}
 		(void)mlock(p, len);	/* page-locked when permitted */
 	}
@@ -173,7 +173,7 @@ GPSU_API gpsError_t gpsMallocManagedFlags(void **ptr, size_t size,
 		return gpsu_ret(err);
 	/* the migration granule: a small page, as UVM's 4 KiB */
 	return gpsu_ret(gpsu_alloc_driver(ptr, size, GPSU_KIND_UM, 0,
-					  GPS_PAGE_4K, gpsu_tls.device));
+					  GPSU_PAGE_4K, gpsu_tls.device));
 }
 
 /* Forgets @a and gives its memory back (nothing may use it any more). */

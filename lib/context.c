@@ -4,7 +4,8 @@
  *
  * The context is set up once, at the first call that needs a device: the
  * engine opens (engine.c), then each device's node and CPUs are read.
- * When /dev/gps is absent every such call fails with gpsErrorNoDevice.
+ * When no engine can serve (no /dev/gps, no native engine) every such
+ * call fails with gpsErrorNoDevice.
  */
 #define _GNU_SOURCE
 #include <numa.h>
@@ -21,9 +22,13 @@ struct gpsu_ctx gpsu = {
 	.stream_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
-/* The CPUs of @node this process may run on; all allowed CPUs when the
- * node has none (a memory-only node still gets compute). */
-static void gpsu_node_cpus(struct gpsu_device *dev)
+/*
+ * The CPUs of @node this process may run on; all allowed CPUs when the
+ * node has none (a memory-only node still gets compute). With @shares
+ * devices on the node, device share @share takes every @shares-th of
+ * them from its own (one CPU, shared, when there are fewer CPUs).
+ */
+static void gpsu_node_cpus(struct gpsu_device *dev, int share, int shares)
 {
 	cpu_set_t allowed;
 	struct bitmask *bm = NULL;
@@ -54,6 +59,18 @@ static void gpsu_node_cpus(struct gpsu_device *dev)
 			if (CPU_ISSET(cpu, &allowed))
 				dev->cpus[n++] = cpu;
 	}
+	if (shares > 1) {
+		int i, k = 0;
+
+		if (n < shares) {
+			dev->cpus[0] = dev->cpus[share % n];
+			k = 1;
+		} else {
+			for (i = share; i < n; i += shares)
+				dev->cpus[k++] = dev->cpus[i];
+		}
+		n = k;
+	}
 	dev->nr_cpus = n;
 }
 
@@ -61,12 +78,17 @@ static void gpsu_do_init(void)
 {
 	int d, ndev;
 
-	gpsu.init_err = gpsu_engine_open(&gpsu.ver);
+	struct gpsu_engine_info info;
+
+	gpsu.init_err = gpsu_engine_open(&info);
 	if (gpsu.init_err)
 		return;
-	ndev = (int)gpsu.ver.nr_devices;
+	ndev = info.ndev;
+	gpsu.page_size = (int)info.page_size;
+	gpsu.block_size = (int)info.block_size;
+	gpsu.abi_version = (int)info.abi_version;
 	for (d = 0; d < ndev; d++) {
-		struct gps_device_args a;
+		struct gpsu_engine_dev a;
 
 		if (gpsu_engine_device_info(d, &a)) {
 			gpsu.init_err = gpsErrorInitializationError;
@@ -74,7 +96,7 @@ static void gpsu_do_init(void)
 			return;
 		}
 		gpsu.dev[d].node = a.node;
-		gpsu_node_cpus(&gpsu.dev[d]);
+		gpsu_node_cpus(&gpsu.dev[d], a.cpu_share, a.cpu_shares);
 	}
 	__atomic_store_n(&gpsu.ndev, ndev, __ATOMIC_RELEASE);
 	gpsu.init_err = gpsSuccess;
@@ -156,7 +178,7 @@ GPSU_API gpsError_t gpsGetDevice(int *device)
 
 GPSU_API gpsError_t gpsGetDeviceProperties(gpsDeviceProp *prop, int device)
 {
-	struct gps_device_args a;
+	struct gpsu_engine_dev a;
 	struct gpsu_device *dev;
 	gpsError_t err;
 
@@ -179,8 +201,8 @@ GPSU_API gpsError_t gpsGetDeviceProperties(gpsDeviceProp *prop, int device)
 	prop->totalGlobalMem = a.mem_total;
 	prop->freeGlobalMem = a.mem_free;
 	prop->replicaPages = a.replica_pages;
-	prop->gpsPageSize = gpsu.ver.page_size;
-	prop->gpsBlockSize = gpsu.ver.block_size;
+	prop->gpsPageSize = (size_t)gpsu.page_size;
+	prop->gpsBlockSize = (size_t)gpsu.block_size;
 	prop->maxThreadsPerBlock = 1024;
 	prop->maxThreadsDim[0] = 1024;
 	prop->maxThreadsDim[1] = 1024;
@@ -191,6 +213,6 @@ GPSU_API gpsError_t gpsGetDeviceProperties(gpsDeviceProp *prop, int device)
 	prop->multiProcessorCount = dev->nr_cpus;
 	prop->concurrentKernels = 1;
 	prop->unifiedAddressing = 1;
-	prop->driverAbiVersion = (int)gpsu.ver.abi_version;
+	prop->driverAbiVersion = gpsu.abi_version;
 	return gpsSuccess;
 }

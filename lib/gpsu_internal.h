@@ -19,7 +19,11 @@
  *   bottom        range.c    the address index, pointer translation
  *                 link.c     the link model
  *                 context.c  devices, set-up (this header's gpsu)
- *                 engine.c   the driver: every ioctl, view and uring fence
+ *                 engine.c   the engine seam: choice and dispatch
+ *                            (engine.h); below it engine_kmod.c (the
+ *                            driver: every ioctl, view and uring
+ *                            fence) or engine_user*.c (the native
+ *                            engine, over the pure core in core/)
  *                 error.c    errors, the per-thread state
  *
  * Entry points that only call down live with their work (gpsMemAdvise in
@@ -50,9 +54,19 @@
 #include <sys/types.h>
 
 #include "gpsu.h"
-#include <linux/gps.h>
 
 #define GPSU_API __attribute__((visibility("default")))
+
+/* Devices at most (the driver's GPS_MAX_DEVICES: one bit each in a u64). */
+#define GPSU_MAX_DEVICES	64
+
+/* GPS page sizes an allocation may ask for */
+#define GPSU_PAGE_4K		(1U << 12)
+#define GPSU_PAGE_64K		(1U << 16)
+#define GPSU_PAGE_2M		(1U << 21)
+
+/* struct gpsu_alloc flags */
+#define GPSU_ALLOC_MANUAL	(1U << 0)	/* only home subscribes at first */
 
 enum gpsu_kind {
 	GPSU_KIND_GPS = 1,
@@ -73,7 +87,7 @@ struct gpsu_alloc {
 	unsigned int flags;
 	int nviews;		/* number of mapped views */
 	char *base;		/* the pointer handed out */
-	char *views[GPS_MAX_DEVICES];
+	char *views[GPSU_MAX_DEVICES];
 	/* GPS: the host view, handed out: loads and stores as the home's,
 	 * published by host fences */
 	char *host;
@@ -81,6 +95,7 @@ struct gpsu_alloc {
 	 * (allocated at the first one, installed with a CAS, bits set and
 	 * cleared atomically; a subscribe clears the bits of its range) */
 	uint64_t *sys_pages;
+	void *engine;		/* the engine's own state, if any */
 };
 
 /* Memory the engine holds (GPS, conventional, UM), not anonymous. */
@@ -106,8 +121,9 @@ struct gpsu_ctx {
 	pthread_once_t once;
 	gpsError_t init_err;	/* gpsSuccess once usable */
 	int ndev;		/* 0 until set up (atomic outside gpsu_init) */
-	struct gps_version_args ver;
-	struct gpsu_device dev[GPS_MAX_DEVICES];
+	/* what the engine reported: ndev, page and block size, ABI */
+	int page_size, block_size, abi_version;
+	struct gpsu_device dev[GPSU_MAX_DEVICES];
 
 	pthread_mutex_t stream_lock;	/* stream and event lists, refs,
 					 * default streams */

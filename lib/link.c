@@ -29,7 +29,7 @@
 #define GPSU_SYSFS_DIR	"/sys/kernel/gps"
 
 /* Each device's link is free from this CLOCK_MONOTONIC time (ns). */
-static uint64_t gpsu_link_free_ns[GPS_MAX_DEVICES];
+static uint64_t gpsu_link_free_ns[GPSU_MAX_DEVICES];
 
 static uint64_t gpsu_now_ns(void)
 {
@@ -88,7 +88,7 @@ uint64_t gpsu_link_charge(const struct gpsu_link *l, int device,
 {
 	uint64_t old, start, end, cost;
 
-	if (!bytes || device < 0 || device >= GPS_MAX_DEVICES ||
+	if (!bytes || device < 0 || device >= GPSU_MAX_DEVICES ||
 	    (!l->bandwidth && !l->latency_ns))
 		return 0;
 	if (!now)

@@ -105,7 +105,7 @@ GPSU_API gpsError_t gpsMemPrefetchAsync(const void *ptr, size_t count,
 }
 
 /*
- * Automatic subscription (the engine's GPS_IOC_TRACK): a driver without
+ * Automatic subscription (the engine's track operation): a driver without
  * it makes tracking gpsErrorNotSupported.
  */
 static gpsError_t gpsu_tracking(bool start)

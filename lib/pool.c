@@ -49,7 +49,7 @@ struct gpsu_worker {
 
 static pthread_mutex_t gpsu_pool_lock = PTHREAD_MUTEX_INITIALIZER;
 /* under gpsu_pool_lock */
-static struct gpsu_pool *gpsu_pools[GPS_MAX_DEVICES];
+static struct gpsu_pool *gpsu_pools[GPSU_MAX_DEVICES];
 
 static void gpsu_run_block(struct gpsu_launch *l, uint64_t b)
 {

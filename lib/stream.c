@@ -82,7 +82,7 @@ struct gpsStream {
 };
 
 static struct gpsStream *gpsu_stream_list;		/* gpsu.stream_lock */
-static struct gpsStream *gpsu_default_stream[GPS_MAX_DEVICES];	/* same */
+static struct gpsStream *gpsu_default_stream[GPSU_MAX_DEVICES];	/* same */
 
 /* ---- the worker ------------------------------------------------------- */
 

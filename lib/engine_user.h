@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The native engine's internals, shared by its files:
+ *
+ *   engine_user_capture.c  write capture: the userfaultfd (asynchronous
+ *                          write-protect) and PAGEMAP_SCAN, their probe
+ *   engine_user.c          devices, replicas and twins, harvest, push,
+ *                          fences, the ops table (over the pure core:
+ *                          core/gps_diff, gps_queue, gps_bytes,
+ *                          gps_linkmodel)
+ *
+ * Lock order (outer to inner):
+ *
+ *   gpsu_user.allocs_lock (rwlock)  the list of allocations; fences hold
+ *                                   it for reading, alloc and free for
+ *                                   writing
+ *     dev->lock                     device d's harvest and its queue
+ *                                   (the driver's harvest_lock); one at
+ *                                   a time
+ *       ua->rlock[e]                replica e of one allocation: its twin,
+ *                                   and the writes of pushes and copies
+ *                                   into it; one at a time
+ */
+#ifndef GPSU_ENGINE_USER_H
+#define GPSU_ENGINE_USER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- capture (engine_user_capture.c) -------------------------------- */
+
+/*
+ * Probes the kernel and opens the process's userfaultfd in asynchronous
+ * write-protect mode and /proc/self/pagemap. 0, or an errno with @why
+ * naming what is missing. $GPSU_TEST_MISSING=userfaultfd, wp_async or
+ * pagemap_scan pretends that one is missing (tests).
+ */
+int gpsu_capture_open(const char **why);
+void gpsu_capture_close(void);
+/* Registers [@addr, @addr + @len) for write-protect and protects it. */
+int gpsu_capture_arm(void *addr, size_t len);
+/*
+ * Finds the pages of [@addr, @addr + @len) written since they were last
+ * protected and protects them again, in one PAGEMAP_SCAN walk at a
+ * time; calls @fn(@ctx, page index from @addr) for each. Returns 0 or
+ * an errno.
+ */
+int gpsu_capture_harvest(void *addr, size_t len,
+			 void (*fn)(void *ctx, size_t page), void *ctx);
+
+/* ---- counters, for tests and gpsctl --------------------------------- */
+
+struct gpsu_user_stats {
+	uint64_t scans;			/* PAGEMAP_SCAN calls */
+	uint64_t pages_written;		/* written pages they found */
+	uint64_t pages_changed;		/* of those, with a changed byte */
+	uint64_t blocks_queued;		/* blocks new to a queue */
+	uint64_t blocks_merged;		/* blocks already queued */
+	uint64_t blocks_pushed;		/* blocks written into other replicas */
+	uint64_t bytes_pushed;		/* bytes of those blocks, per receiver */
+	uint64_t fences;		/* fences of one device */
+};
+
+/* Adds up the counters since the engine opened into @st. */
+void gpsu_user_stats(struct gpsu_user_stats *st);
+
+#endif /* GPSU_ENGINE_USER_H */

@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: the native engine (GPSU_ENGINE=user) against the contract
+ * of Documentation/memory-model.rst, on the host's own kernel: it is
+ * chosen by GPSU_ENGINE and by default without a driver, and refuses
+ * clearly where the kernel lacks a feature; a store through device A's
+ * view reaches device B's view at A's release and, with no push thread,
+ * not before; the host view's stores at a host release; two devices'
+ * stores to different bytes of one word both survive; a reader never
+ * sees a word torn by a push; many threads per device storing and
+ * releasing lose no published store. Every test asserts the capture's
+ * counters, so none passes without userfaultfd write-protect and
+ * PAGEMAP_SCAN doing the work.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "gpsu.h"
+#include "engine_user.h"
+
+#define NDEV	4
+
+static void use_native(int ndev)
+{
+	char n[16];
+
+	snprintf(n, sizeof(n), "%d", ndev);
+	setenv("GPSU_ENGINE", "user", 1);
+	setenv("GPSU_DEVICES", n, 1);
+	unsetenv("GPSU_TEST_MISSING");
+}
+
+/* @p's view on device @d. */
+static void *view(const void *p, int d)
+{
+	int old;
+	void *v;
+
+	gpsGetDevice(&old);
+	gpsSetDevice(d);
+	v = gpsDevicePtr(p);
+	gpsSetDevice(old);
+	return v;
+}
+
+/* A release of device @d (and the host views) from this thread. */
+static gpsError_t release(int d)
+{
+	gpsError_t err = gpsSetDevice(d);
+
+	return err ? err : gpsDeviceSynchronize();
+}
+
+/* GPSU_ENGINE=user chooses it; GPSU_DEVICES sets the device count. */
+TEST(selected_by_environment)
+{
+	const char *name = NULL;
+	gpsEngine e = gpsEngineNone;
+	int n = 0;
+
+	use_native(3);
+	ASSERT_EQ(gpsSuccess, gpsGetEngine(&e, &name));
+	ASSERT_EQ(gpsEngineNative, e);
+	ASSERT_STREQ("user", name);
+	ASSERT_EQ(gpsSuccess, gpsGetDeviceCount(&n));
+	ASSERT_EQ(3, n);
+	ASSERT_EQ(gpsErrorInvalidValue, gpsGetEngine(NULL, NULL));
+}
+
+/* Without GPSU_ENGINE and without a driver, the native engine serves. */
+TEST(default_without_driver)
+{
+	gpsEngine e = gpsEngineNone;
+
+	if (access("/dev/gps", F_OK) == 0)
+		SKIP(return, "gps.ko is loaded: it is the default");
+	unsetenv("GPSU_ENGINE");
+	unsetenv("GPSU_DEVICE");
+	unsetenv("GPSU_DEVICES");
+	ASSERT_EQ(gpsSuccess, gpsGetEngine(&e, NULL));
+	ASSERT_EQ(gpsEngineNative, e);
+}
+
+/* GPSU_ENGINE=kmod without a driver: no device, no fallback. */
+TEST(kmod_alone)
+{
+	gpsEngine e = gpsEngineNative;
+	const char *name = NULL;
+
+	setenv("GPSU_ENGINE", "kmod", 1);
+	setenv("GPSU_DEVICE", "/nonexistent/gps", 1);
+	ASSERT_EQ(gpsErrorNoDevice, gpsGetEngine(&e, &name));
+	ASSERT_EQ(gpsEngineNone, e);
+	ASSERT_STREQ("none", name);
+}
+
+/* A kernel without a feature: gpsErrorNotSupported, for each feature. */
+TEST(missing_features)
+{
+	static const char *const what[] = { "userfaultfd", "wp_async",
+					     "pagemap_scan" };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(what) / sizeof(what[0]); i++) {
+		pid_t pid = fork();
+		int status;
+
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			gpsEngine e = gpsEngineNative;
+			int n = -1;
+
+			use_native(NDEV);
+			setenv("GPSU_TEST_MISSING", what[i], 1);
+			if (gpsGetDeviceCount(&n) != gpsErrorNotSupported ||
+			    n != 0 ||
+			    gpsGetEngine(&e, NULL) != gpsErrorNotSupported ||
+			    e != gpsEngineNone)
+				_exit(1);
+			_exit(0);
+		}
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status));
+		EXPECT_EQ(0, WEXITSTATUS(status)) {
+			TH_LOG("GPSU_TEST_MISSING=%s", what[i]);
+		}
+	}
+}
+
+/* A's store reaches B at A's release, not before; the harvest found it. */
+TEST(publish_at_release)
+{
+	struct gpsu_user_stats s0, s1;
+	volatile uint32_t *a, *b;
+	uint32_t *p;
+	int d;
+
+	use_native(NDEV);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 3 * 65536, 0));
+	a = view(p, 0);
+	b = view(p, 1);
+	ASSERT_NE((void *)a, (void *)b);
+	gpsu_user_stats(&s0);
+	a[40000] = 0xabcd1234;
+	/* no push thread: nothing moves before the release */
+	usleep(10000);
+	ASSERT_EQ(0, b[40000]);
+	ASSERT_EQ(gpsSuccess, release(0));
+	for (d = 0; d < NDEV; d++)
+		ASSERT_EQ(0xabcd1234, ((volatile uint32_t *)view(p, d))[40000]);
+	ASSERT_EQ(0xabcd1234, p[40000]);
+	gpsu_user_stats(&s1);
+	ASSERT_EQ(1, s1.pages_written - s0.pages_written);
+	ASSERT_EQ(1, s1.pages_changed - s0.pages_changed);
+	/* one block, into each of the three other replicas */
+	ASSERT_EQ(NDEV - 1, s1.blocks_pushed - s0.blocks_pushed);
+
+	/* protected again: a release without a store harvests nothing */
+	ASSERT_EQ(gpsSuccess, release(0));
+	gpsu_user_stats(&s0);
+	ASSERT_EQ(s1.pages_written, s0.pages_written);
+
+	/* a store through the host pointer: at a host release */
+	p[5] = 77;
+	ASSERT_EQ(0, b[5]);
+	ASSERT_EQ(gpsSuccess, release(2));	/* device 2 and the host */
+	ASSERT_EQ(77, b[5]);
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
+/* Different bytes of one word, by two devices: both survive. */
+TEST(byte_masks)
+{
+	struct gpsu_user_stats s0, s1;
+	volatile uint8_t *a, *b;
+	uint8_t *p;
+	int d, i;
+
+	use_native(NDEV);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 4096,
+					   gpsMemGPSPage4K));
+	a = view(p, 0);
+	b = view(p, 1);
+	gpsu_user_stats(&s0);
+	for (i = 0; i < 4; i++) {
+		a[i] = 0x10 + i;	/* bytes 0-3 of word 0 */
+		b[4 + i] = 0x20 + i;	/* bytes 4-7 */
+	}
+	a[8] = 0xaa;			/* same block, other word */
+	b[9] = 0xbb;			/* same word as a[8] */
+	ASSERT_EQ(gpsSuccess, release(0));
+	ASSERT_EQ(gpsSuccess, release(1));
+	for (d = 0; d < NDEV; d++) {
+		volatile uint8_t *v = view(p, d);
+
+		for (i = 0; i < 4; i++) {
+			ASSERT_EQ(0x10 + i, v[i]);
+			ASSERT_EQ(0x20 + i, v[4 + i]);
+		}
+		ASSERT_EQ(0xaa, v[8]);
+		ASSERT_EQ(0xbb, v[9]);
+	}
+	gpsu_user_stats(&s1);
+	ASSERT_EQ(2, s1.pages_changed - s0.pages_changed);
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
+/* Copies reach every replica and are no device's store. */
+TEST(copies)
+{
+	struct gpsu_user_stats s0, s1;
+	char buf[100], out[100];
+	char *p;
+	int d;
+
+	use_native(NDEV);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 8192, 0));
+	memset(buf, 'x', sizeof(buf));
+	gpsu_user_stats(&s0);
+	ASSERT_EQ(gpsSuccess, gpsMemcpy(p + 1000, buf, sizeof(buf),
+					gpsMemcpyHostToDevice));
+	for (d = 0; d < NDEV; d++)
+		ASSERT_EQ(0, memcmp((char *)view(p, d) + 1000, buf,
+				    sizeof(buf)));
+	ASSERT_EQ(gpsSuccess, gpsMemcpy(out, p + 1000, sizeof(out),
+					gpsMemcpyDeviceToHost));
+	ASSERT_EQ(0, memcmp(out, buf, sizeof(buf)));
+	ASSERT_EQ(gpsSuccess, gpsDeviceSynchronize());
+	gpsu_user_stats(&s1);
+	ASSERT_EQ(s0.pages_changed, s1.pages_changed);
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
+/* What the engine does not do yet, it refuses. */
+TEST(not_supported_yet)
+{
+	unsigned long long subs[1];
+	char *p;
+
+	use_native(NDEV);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 65536, 0));
+	ASSERT_EQ(gpsSuccess, gpsMemAdvise(p, 65536,
+					   gpsMemAdviseGPSSubscribe, 1));
+	ASSERT_EQ(gpsErrorNotSupported,
+		  gpsMemAdvise(p, 65536, gpsMemAdviseGPSUnsubscribe, 1));
+	ASSERT_EQ(gpsErrorNotSupported, gpsTrackingStart());
+	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(p, 65536, subs, 1, NULL));
+	ASSERT_EQ((1ULL << NDEV) - 1, subs[0]);
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
+/* ---- a word is never torn -------------------------------------------- */
+
+struct tear {
+	volatile uint64_t *w, *r;
+	atomic_int done;
+	unsigned long seen, torn;
+	uint64_t last;
+};
+
+static void *tear_reader(void *arg)
+{
+	struct tear *t = arg;
+
+	while (!atomic_load(&t->done)) {
+		uint64_t v = *t->r;
+
+		if ((uint32_t)v != (uint32_t)(v >> 32))
+			t->torn++;
+		if (v != t->last)
+			t->seen++;
+		t->last = v;
+	}
+	return NULL;
+}
+
+/*
+ * A's word holds k in both halves; k + 1 changes some bytes of each half
+ * (a push of a partial word: a blend by cmpxchg); a reader of B's view
+ * must never see the halves differ.
+ */
+TEST(never_torn)
+{
+	struct gpsu_user_stats s0, s1;
+	struct tear t = { 0 };
+	pthread_t th;
+	uint64_t *p, k;
+	time_t end;
+
+	use_native(2);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 4096, 0));
+	t.w = view(p, 0);
+	t.r = view(p, 1);
+	gpsu_user_stats(&s0);
+	ASSERT_EQ(0, pthread_create(&th, NULL, tear_reader, &t));
+	end = time(NULL) + 2;
+	for (k = 1; time(NULL) < end || k < 1000; k++) {
+		*t.w = k << 32 | k;
+		ASSERT_EQ(gpsSuccess, release(0));
+	}
+	atomic_store(&t.done, 1);
+	pthread_join(th, NULL);
+	k--;
+	ASSERT_EQ(0, t.torn);
+	ASSERT_EQ(k << 32 | k, *t.r);
+	ASSERT_LT(1, t.seen);
+	gpsu_user_stats(&s1);
+	ASSERT_EQ(k, s1.pages_changed - s0.pages_changed);
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
+/* ---- torture: no published store lost --------------------------------- */
+
+#define T_THREADS	3		/* per device */
+#define T_SLOTS		2048		/* u16 slots per thread */
+#define T_WRITERS	(NDEV * T_THREADS)
+
+struct torture {
+	uint16_t *p;			/* slot s of writer w: p[s * W + w] */
+	atomic_int failed;
+	int rounds;
+};
+
+struct writer {
+	struct torture *t;
+	int id, dev;
+	unsigned int seed;
+	unsigned long checks, bad;
+};
+
+static void *torture_writer(void *arg)
+{
+	struct writer *w = arg;
+	struct torture *t = w->t;
+	volatile uint16_t *mine;
+	int r, s;
+
+	gpsSetDevice(w->dev);
+	mine = gpsDevicePtr(t->p);
+	for (r = 1; r <= t->rounds && !atomic_load(&t->failed); r++) {
+		/* a random share of the slots: pages in and out of use */
+		for (s = 0; s < T_SLOTS; s++)
+			if (rand_r(&w->seed) % 4 == 0 || r == t->rounds)
+				mine[s * T_WRITERS + w->id] = (uint16_t)r;
+		if (gpsDeviceSynchronize() != gpsSuccess) {
+			atomic_store(&t->failed, 1);
+			break;
+		}
+		/* published: every other device sees what we last wrote */
+		for (s = rand_r(&w->seed) % 64; s < T_SLOTS; s += 64) {
+			int e = rand_r(&w->seed) % NDEV;
+			volatile uint16_t *v = view(t->p, e);
+
+			w->checks++;
+			if (v[s * T_WRITERS + w->id] !=
+			    mine[s * T_WRITERS + w->id])
+				w->bad++;
+		}
+		gpsSetDevice(w->dev);
+	}
+	return NULL;
+}
+
+/*
+ * NDEV devices x T_THREADS threads, each owning u16 slots interleaved
+ * with everyone's (adjacent bytes of one word belong to other devices):
+ * store a random share, release, check a sample in other devices'
+ * views; at the end every view holds every writer's last round.
+ */
+TEST(torture)
+{
+	struct writer w[T_WRITERS];
+	pthread_t th[T_WRITERS];
+	struct gpsu_user_stats s0, s1;
+	struct torture t = { .rounds = 60 };
+	unsigned long checks = 0, bad = 0, lost = 0;
+	int i, d, s;
+
+	use_native(NDEV);
+	ASSERT_EQ(gpsSuccess,
+		  gpsMallocGPS((void **)&t.p,
+			       sizeof(uint16_t) * T_SLOTS * T_WRITERS, 0));
+	gpsu_user_stats(&s0);
+	for (i = 0; i < T_WRITERS; i++) {
+		w[i] = (struct writer){ .t = &t, .id = i, .dev = i % NDEV,
+					.seed = (unsigned int)i * 7919u + 1 };
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, torture_writer,
+					    &w[i]));
+	}
+	for (i = 0; i < T_WRITERS; i++) {
+		pthread_join(th[i], NULL);
+		checks += w[i].checks;
+		bad += w[i].bad;
+	}
+	ASSERT_EQ(0, atomic_load(&t.failed));
+	for (d = 0; d < NDEV; d++) {
+		volatile uint16_t *v = view(t.p, d);
+
+		for (s = 0; s < T_SLOTS * T_WRITERS; s++)
+			if (v[s] != t.rounds)
+				lost++;
+	}
+	gpsu_user_stats(&s1);
+	TH_LOG("%lu checks, %lu stale; %lu slots lost; %lu pages written, %lu blocks pushed",
+	       checks, bad, lost,
+	       (unsigned long)(s1.pages_written - s0.pages_written),
+	       (unsigned long)(s1.blocks_pushed - s0.blocks_pushed));
+	ASSERT_LT(0, checks);
+	ASSERT_EQ(0, bad);
+	ASSERT_EQ(0, lost);
+	ASSERT_LT(0, s1.pages_written - s0.pages_written);
+	ASSERT_LT(0, s1.blocks_pushed - s0.blocks_pushed);
+	ASSERT_EQ(gpsSuccess, gpsFree(t.p));
+}
+
+TEST_HARNESS_MAIN
