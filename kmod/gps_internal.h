@@ -391,6 +391,10 @@ void gps_link_wait_all(unsigned long mask, bool latency);
 void gps_link_reset(void);
 
 /* gps_fault.c */
+vm_fault_t gps_fault(struct vm_fault *vmf);
+vm_fault_t gps_page_mkwrite(struct vm_fault *vmf);
+
+/* gps_mmap.c */
 extern const struct vm_operations_struct gps_vm_ops;
 int gps_mmap(struct file *file, struct vm_area_struct *vma);
 

@@ -115,7 +115,7 @@ static void gps_protect_views(struct gps_replica *r, const unsigned long *views,
  * page is write-protected.
  */
 bool gps_write_protect(struct gps_replica *r, unsigned long *dirty,
-			      unsigned long *expiring)
+		       unsigned long *expiring)
 {
 	struct gps_alloc *a = r->alloc;
 	struct gps_gpage *gp = gps_gpage(a, r->gidx);
