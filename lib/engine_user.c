@@ -62,6 +62,7 @@
 #define GPSU_USER_BLOCK		128
 #define GPSU_USER_QCAP		512	/* blocks */
 #define GPSU_USER_QMARK		511
+#define GPSU_USER_STRIPES	64	/* page locks of an allocation */
 
 struct gpsu_user_dev {
 	pthread_mutex_t lock;		/* harvest and queue (engine_user.h) */
@@ -81,7 +82,14 @@ struct gpsu_user_alloc {
 	size_t len;			/* bytes of a replica (map_size) */
 	char *back;			/* every replica, nrep * len */
 	char *twin;			/* GPS: a twin per replica */
-	pthread_mutex_t rlock[GPSU_MAX_DEVICES];
+	/*
+	 * Small page p of every replica and twin: its diff, the pushes and
+	 * copies into it, under plock[p % GPSU_USER_STRIPES] (the driver's
+	 * GPS page lock): a push sends what the source's twin holds, the
+	 * words its diff read and the bytes received since, so racing
+	 * stores converge and no word is sent mixed from two stores.
+	 */
+	pthread_mutex_t plock[GPSU_USER_STRIPES];
 };
 
 static struct {
@@ -89,12 +97,14 @@ static struct {
 	unsigned int block_size;
 	uint64_t link_bw;		/* bytes/s, 0 unlimited */
 	uint64_t link_latency_ns;
+	unsigned int push_delay_us;	/* $GPSU_TEST_PUSH_DELAY_US: tests */
 	struct gpsu_user_dev dev[GPSU_MAX_DEVICES];
 	pthread_rwlock_t allocs_lock;
 	struct gpsu_user_alloc *allocs;	/* GPS allocations */
 	struct gpsu_user_stats st;	/* atomic adds */
 } gpsu_user = {
-	.allocs_lock = PTHREAD_RWLOCK_INITIALIZER,
+	/* fences hold it to read: allocations must not wait behind them */
+	.allocs_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP,
 };
 
 #define GPSU_STAT_ADD(field, n)						\
@@ -205,6 +215,9 @@ static gpsError_t gpsu_user_open(struct gpsu_engine_info *info)
 	gpsu_user.block_size = GPSU_USER_BLOCK;
 	gpsu_user.link_bw = gpsu_user_env("GPSU_LINK_BANDWIDTH", 0);
 	gpsu_user.link_latency_ns = gpsu_user_env("GPSU_LINK_LATENCY_NS", 0);
+	/* holds a push in its page's lock: tests widen race windows */
+	gpsu_user.push_delay_us = (unsigned int)
+		gpsu_user_env("GPSU_TEST_PUSH_DELAY_US", 0);
 	for (d = 0; d < gpsu_user.ndev; d++) {
 		struct gpsu_user_dev *dev = &gpsu_user.dev[d];
 
@@ -286,8 +299,8 @@ static void gpsu_user_release(struct gpsu_user_alloc *ua)
 		munmap(ua->twin, (size_t)ua->nrep * ua->len);
 	if (ua->memfd >= 0)
 		close(ua->memfd);
-	for (d = 0; d < ua->nrep; d++)
-		pthread_mutex_destroy(&ua->rlock[d]);
+	for (d = 0; d < GPSU_USER_STRIPES; d++)
+		pthread_mutex_destroy(&ua->plock[d]);
 	free(ua);
 }
 
@@ -334,8 +347,8 @@ static int gpsu_user_alloc(struct gpsu_alloc *a, unsigned int page_size)
 	ua->memfd = -1;
 	ua->nrep = gps ? gpsu_user.ndev : 1;
 	ua->len = (a->size + ps - 1) & ~(ps - 1);
-	for (r = 0; r < ua->nrep; r++)
-		pthread_mutex_init(&ua->rlock[r], NULL);
+	for (r = 0; r < GPSU_USER_STRIPES; r++)
+		pthread_mutex_init(&ua->plock[r], NULL);
 	ua->memfd = memfd_create("gpsu", MFD_CLOEXEC);
 	if (ua->memfd < 0 ||
 	    ftruncate(ua->memfd, (off_t)((size_t)ua->nrep * ua->len))) {
@@ -447,30 +460,53 @@ static int gpsu_user_read(const struct gpsu_alloc *a, size_t off, void *buf,
 	return 0;
 }
 
+/* The lock of small page @page of every replica of @ua. */
+static pthread_mutex_t *gpsu_user_plock(const struct gpsu_user_alloc *ua,
+					size_t page)
+{
+	return (pthread_mutex_t *)&ua->plock[page % GPSU_USER_STRIPES];
+}
+
 /*
- * Writes into every replica and its twin, under each replica's lock: a
- * copy is everyone's at once, no device's store to publish. @buf NULL:
- * @value in every byte.
+ * Writes into every replica and its twin, a small page at a time under
+ * its lock: a copy is everyone's at once, no device's store to publish.
+ * The twins take the bytes written, not the replica's (a store racing
+ * with the copy must still diff as changed). @buf NULL: @value in every
+ * byte.
  */
 static int gpsu_user_fill(const struct gpsu_alloc *a, size_t off,
 			  const void *buf, int value, size_t n)
 {
 	struct gpsu_user_alloc *ua = a->engine;
+	size_t at, end = off + n, part;
 	int r;
 
 	if (off > ua->len || n > ua->len - off)
 		return EINVAL;
-	for (r = 0; r < ua->nrep; r++) {
-		char *dst = ua->back + (size_t)r * ua->len + off;
+	for (at = off; at < end; at += part) {
+		pthread_mutex_t *l = gpsu_user_plock(ua, at / PAGE_SIZE);
 
-		pthread_mutex_lock(&ua->rlock[r]);
-		if (buf)
-			memcpy(dst, buf, n);
-		else
-			memset(dst, value, n);
-		if (ua->twin)
-			memcpy(ua->twin + (size_t)r * ua->len + off, dst, n);
-		pthread_mutex_unlock(&ua->rlock[r]);
+		part = PAGE_SIZE - at % PAGE_SIZE;
+		if (part > end - at)
+			part = end - at;
+		pthread_mutex_lock(l);
+		for (r = 0; r < ua->nrep; r++) {
+			char *dst = ua->back + (size_t)r * ua->len + at;
+			char *tw = ua->twin ? ua->twin + (size_t)r * ua->len + at :
+					      NULL;
+
+			if (buf) {
+				memcpy(dst, (const char *)buf + (at - off), part);
+				if (tw)
+					memcpy(tw, (const char *)buf + (at - off),
+					       part);
+			} else {
+				memset(dst, value, part);
+				if (tw)
+					memset(tw, value, part);
+			}
+		}
+		pthread_mutex_unlock(l);
 	}
 	return 0;
 }
@@ -547,9 +583,11 @@ struct gpsu_harvest {
 
 /*
  * The queue's push (gps_qpush_t): the span's masked bytes from the
- * source replica into every other replica and its twin. The source may
- * be stored to meanwhile: its bytes are read once, into @snap, so that a
- * receiver's replica and twin get the same value.
+ * source's twin (what its diffs read, and what it received since) into
+ * every other replica and its twin, under the page's lock: every byte
+ * sent is then the same in the receivers and in the source's twin, so
+ * racing stores converge whichever push comes last, and a store made
+ * after the diff waits for the next one instead of being sent in part.
  */
 static void gpsu_user_push(void *ctx, const struct gps_qspan *span)
 {
@@ -558,25 +596,25 @@ static void gpsu_user_push(void *ctx, const struct gps_qspan *span)
 	size_t at = (size_t)span->page * PAGE_SIZE;
 	unsigned int lo = span->lo, n = span->hi - span->lo;
 	const unsigned long *mask = span->mask + lo / BITS_PER_LONG;
-	u64 snap[PAGE_SIZE / sizeof(u64)];
+	pthread_mutex_t *l = gpsu_user_plock(ua, span->page);
+	const u8 *from = (const u8 *)ua->twin + (size_t)h->dev * ua->len +
+			 at + lo;
 	int r;
 
-	gps_bytes_copy((u8 *)snap + lo, (const u8 *)ua->back +
-		       (size_t)h->dev * ua->len + at + lo, n);
+	pthread_mutex_lock(l);
+	if (gpsu_user.push_delay_us)
+		usleep(gpsu_user.push_delay_us);
 	for (r = 0; r < ua->nrep; r++) {
-		pthread_mutex_t *l = (pthread_mutex_t *)&ua->rlock[r];
-
 		if (r == h->dev)
 			continue;
-		pthread_mutex_lock(l);
 		gps_bytes_apply((u8 *)ua->back + (size_t)r * ua->len + at + lo,
-				(const u8 *)snap + lo, mask, n);
+				from, mask, n);
 		gps_bytes_blend((u8 *)ua->twin + (size_t)r * ua->len + at + lo,
-				(const u8 *)snap + lo, mask, n);
-		pthread_mutex_unlock(l);
+				from, mask, n);
 		h->bytes += n;
 		h->blocks += span->blocks;
 	}
+	pthread_mutex_unlock(l);
 }
 
 /* A written page of the harvested view: diff, queue what changed. */
@@ -585,13 +623,14 @@ static void gpsu_user_page(void *ctx, size_t page)
 	struct gpsu_harvest *h = ctx;
 	struct gpsu_user_alloc *ua = h->ua;
 	size_t at = (size_t)h->dev * ua->len + page * PAGE_SIZE;
+	pthread_mutex_t *l = gpsu_user_plock(ua, page);
 	unsigned int n;
 
 	h->written++;
-	pthread_mutex_lock(&ua->rlock[h->dev]);
+	pthread_mutex_lock(l);
 	n = gps_diff_page(&h->df, ua->back + at, ua->twin + at,
 			  gpsu_user.block_size, true);
-	pthread_mutex_unlock(&ua->rlock[h->dev]);
+	pthread_mutex_unlock(l);
 	if (!n)
 		return;
 	h->changed++;
@@ -610,15 +649,15 @@ static void gpsu_user_page(void *ctx, size_t page)
 /*
  * Harvests device @d (its views, and with @host the host views of the
  * allocations it is the home of; @own false: those alone), then drains
- * its queue; returns when the link model lets the fence end. The
+ * its queue; *@until: when the link model lets the fence end. The
  * caller holds gpsu_user.allocs_lock for reading.
  */
-static int gpsu_user_fence_dev(int d, bool own, bool host)
+static int gpsu_user_fence_dev(int d, bool own, bool host, uint64_t *until)
 {
 	struct gpsu_user_dev *dev = &gpsu_user.dev[d];
 	struct gpsu_harvest *h;
 	struct gpsu_user_alloc *ua;
-	uint64_t until, scans = 0;
+	uint64_t scans = 0;
 	int ret = 0;
 
 	h = malloc(sizeof(*h));
@@ -646,8 +685,8 @@ static int gpsu_user_fence_dev(int d, bool own, bool host)
 		;
 	dev->link_busy = gps_link_busy_until(dev->link_busy, h->now, h->bytes,
 					     gpsu_user.link_bw);
-	until = gps_link_fence_end(dev->link_busy, h->now,
-				   gpsu_user.link_latency_ns);
+	*until = gps_link_fence_end(dev->link_busy, h->now,
+				    gpsu_user.link_latency_ns);
 	pthread_mutex_unlock(&dev->lock);
 
 	GPSU_STAT_ADD(scans, scans);
@@ -659,21 +698,27 @@ static int gpsu_user_fence_dev(int d, bool own, bool host)
 	GPSU_STAT_ADD(bytes_pushed, h->bytes);
 	GPSU_STAT_ADD(fences, 1);
 	free(h);
-	if (until > gpsu_user_now()) {
-		struct timespec ts = {
-			.tv_sec = (time_t)(until / GPS_NS_PER_SEC),
-			.tv_nsec = (long)(until % GPS_NS_PER_SEC),
-		};
-
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
-				       NULL) == EINTR)
-			;
-	}
 	return ret;
+}
+
+/* Sleeps until @until (ns, CLOCK_MONOTONIC), no lock held. */
+static void gpsu_user_link_sleep(uint64_t until)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(until / GPS_NS_PER_SEC),
+		.tv_nsec = (long)(until % GPS_NS_PER_SEC),
+	};
+
+	if (until <= gpsu_user_now())
+		return;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+			       NULL) == EINTR)
+		;
 }
 
 static int gpsu_user_fence_mask(uint64_t mask, bool host)
 {
+	uint64_t until = 0, t;
 	int d, ret = 0, e;
 
 	if (gpsu_user.ndev < 64)
@@ -686,11 +731,16 @@ static int gpsu_user_fence_mask(uint64_t mask, bool host)
 
 		if (!own && !host)
 			continue;
-		e = gpsu_user_fence_dev(d, own, host);
+		t = 0;
+		e = gpsu_user_fence_dev(d, own, host, &t);
 		if (e && !ret)
 			ret = e;
+		if (t > until)
+			until = t;
 	}
 	pthread_rwlock_unlock(&gpsu_user.allocs_lock);
+	/* the links carry a release of several devices at once */
+	gpsu_user_link_sleep(until);
 	return ret;
 }
 

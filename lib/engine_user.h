@@ -17,9 +17,10 @@
  *     dev->lock                     device d's harvest and its queue
  *                                   (the driver's harvest_lock); one at
  *                                   a time
- *       ua->rlock[e]                replica e of one allocation: its twin,
- *                                   and the writes of pushes and copies
- *                                   into it; one at a time
+ *       ua->plock[p % 64]           small page p of every replica and
+ *                                   twin of one allocation: its diff, and
+ *                                   the pushes and copies into it (the
+ *                                   driver's GPS page lock); one at a time
  */
 #ifndef GPSU_ENGINE_USER_H
 #define GPSU_ENGINE_USER_H

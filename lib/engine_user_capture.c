@@ -24,6 +24,7 @@
 #include <linux/fs.h>
 #include <linux/userfaultfd.h>
 
+#include "gps_compat.h"
 #include "engine_user.h"
 
 #ifndef UFFD_USER_MODE_ONLY
@@ -190,6 +191,11 @@ int gpsu_capture_open(const char **why)
 	int ret;
 
 	gpsu_psize = (size_t)sysconf(_SC_PAGESIZE);
+	/* the diff and the push work on the core's 4 KiB pages */
+	if (gpsu_psize != PAGE_SIZE) {
+		*why = "a 4 KiB base page size";
+		return ENOTSUP;
+	}
 	ret = gpsu_uffd_features(&features);
 	if (ret) {
 		*why = "userfaultfd (CONFIG_USERFAULTFD, or the privilege: vm.unprivileged_userfaultfd)";

@@ -7,7 +7,8 @@
  * view reaches device B's view at A's release and, with no push thread,
  * not before; the host view's stores at a host release; two devices'
  * stores to different bytes of one word both survive; a reader never
- * sees a word torn by a push; many threads per device storing and
+ * sees a word torn by a push, nor one mixed from two stores; racing
+ * stores to the same bytes converge; many threads per device storing and
  * releasing lose no published store. Every test asserts the capture's
  * counters, so none passes without userfaultfd write-protect and
  * PAGEMAP_SCAN doing the work.
@@ -418,6 +419,127 @@ TEST(torture)
 	ASSERT_LT(0, s1.pages_written - s0.pages_written);
 	ASSERT_LT(0, s1.blocks_pushed - s0.blocks_pushed);
 	ASSERT_EQ(gpsSuccess, gpsFree(t.p));
+}
+
+/* Two devices storing different values to the same bytes, then both
+ * releasing at once. */
+struct racer {
+	uint8_t *p;
+	int dev;
+	uint8_t value;
+	pthread_barrier_t *go;
+	gpsError_t err;
+};
+
+static void *race_store(void *arg)
+{
+	struct racer *r = arg;
+
+	memset(view(r->p, r->dev), r->value, 65536);
+	pthread_barrier_wait(r->go);
+	/*
+	 * Device 1 first: its release takes device 0's lock only for the
+	 * host views (nothing there), then pushes its own while device 0's
+	 * release, 5 ms later, pushes device 0's: the two pushes overlap.
+	 */
+	if (r->dev == 0)
+		usleep(5000);
+	r->err = release(r->dev);
+	return NULL;
+}
+
+/*
+ * Racing stores converge: after both writers release and a system-wide
+ * release, every view holds the same bytes.  A push held in its page's
+ * lock (GPSU_TEST_PUSH_DELAY_US) lets the two releases overlap every
+ * time: pushes that each read their own replica unlocked crossed, each
+ * device ending with the other's value, for good.
+ */
+TEST(racing_stores_converge)
+{
+	struct racer r[2];
+	pthread_barrier_t go;
+	pthread_t th[2];
+	uint8_t *p, *v0, *v1;
+	int i, round;
+
+	use_native(2);
+	setenv("GPSU_TEST_PUSH_DELAY_US", "20000", 1);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 65536, 0));
+	for (round = 0; round < 3; round++) {
+		pthread_barrier_init(&go, NULL, 2);
+		for (i = 0; i < 2; i++) {
+			r[i] = (struct racer){ .p = p, .dev = i, .go = &go,
+					       .value = 0x11 * (i + 1) +
+							round };
+			ASSERT_EQ(0, pthread_create(&th[i], NULL, race_store,
+						    &r[i]));
+		}
+		for (i = 0; i < 2; i++) {
+			ASSERT_EQ(0, pthread_join(th[i], NULL));
+			ASSERT_EQ(gpsSuccess, r[i].err);
+		}
+		pthread_barrier_destroy(&go);
+		ASSERT_EQ(gpsSuccess, gpsThreadFenceSystem());
+		v0 = view(p, 0);
+		v1 = view(p, 1);
+		for (i = 0; i < 65536; i++) {
+			ASSERT_EQ(v0[i], v1[i]) TH_LOG("round %d byte %d",
+						      round, i);
+			ASSERT_TRUE(v0[i] == r[0].value ||
+				    v0[i] == r[1].value);
+		}
+	}
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
+struct releaser {
+	int dev;
+	gpsError_t err;
+};
+
+static void *release_thread(void *arg)
+{
+	struct releaser *r = arg;
+
+	r->err = release(r->dev);
+	return NULL;
+}
+
+/*
+ * A store made after its page's diff, while the push waits, is not sent
+ * in part: the receiver holds a value some store made (the diff's, whole)
+ * and the newer one comes whole with the next release.  The diff sees
+ * byte 0 of the word change; the newer store changes bytes 0 and 7: a
+ * push of the page's current bytes under the diff's mask made a value
+ * nobody stored (0xcc alone).
+ */
+TEST(no_word_mixed_from_two_stores)
+{
+	const uint64_t x = 0xaa, y = 0xbb000000000000ccULL;
+	struct releaser rel = { .dev = 0 };
+	volatile uint64_t *a, *b;
+	uint64_t got, *p;
+	pthread_t th;
+
+	use_native(2);
+	setenv("GPSU_TEST_PUSH_DELAY_US", "200000", 1);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 4096,
+					   gpsMemGPSPage4K));
+	a = view(p, 0);
+	b = view(p, 1);
+	a[0] = x;
+	ASSERT_EQ(0, pthread_create(&th, NULL, release_thread, &rel));
+	usleep(50000);		/* the diff is done, the push waits */
+	a[0] = y;
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	ASSERT_EQ(gpsSuccess, rel.err);
+	got = b[0];
+	ASSERT_EQ(x, got) TH_LOG("device 1 holds %#llx",
+				 (unsigned long long)got);
+	ASSERT_EQ(gpsSuccess, release(0));
+	ASSERT_EQ(y, b[0]);
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
 }
 
 TEST_HARNESS_MAIN
