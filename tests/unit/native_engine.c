@@ -535,8 +535,9 @@ TEST(no_word_mixed_from_two_stores)
 	ASSERT_EQ(0, pthread_join(th, NULL));
 	ASSERT_EQ(gpsSuccess, rel.err);
 	got = b[0];
-	ASSERT_EQ(x, got) TH_LOG("device 1 holds %#llx",
-				 (unsigned long long)got);
+	/* x, unless a loaded machine ran the diff after the second store */
+	ASSERT_TRUE(got == x || got == y) TH_LOG("device 1 holds %#llx",
+						 (unsigned long long)got);
 	ASSERT_EQ(gpsSuccess, release(0));
 	ASSERT_EQ(y, b[0]);
 	ASSERT_EQ(gpsSuccess, gpsFree(p));
