@@ -9,10 +9,10 @@
 #                   debug kernel (tools/gps-debug-kernel: KASAN, lockdep,
 #                   kmemleak, ...; cached in build/debug-kernel), run the
 #                   host unit tests, then the VM tests for every kernel
-#                   series (6.1, 6.12) x node count, in the guests of
-#                   several vCPUs per node of MULTI_GUESTS and in the
-#                   debug kernel's guests of DEBUG_GUESTS; ends with
-#                   "N passed, N failed".
+#                   series (6.1, 6.12) x node count (NODES), in the more
+#                   guests of MULTI_GUESTS (one node, several vCPUs per
+#                   node) and in the debug kernel's guests of
+#                   DEBUG_GUESTS; ends with "N passed, N failed".
 #                   DEBUG_KERNEL=0 leaves the debug kernel out (a quicker
 #                   run while developing)
 #   make check-debug  only the debug kernel's VM tests, at DEBUG_NODES
@@ -50,10 +50,10 @@
 #                   driver and the uapi header, make docs: a warning fails
 #
 # Variables: SERIES (kernel series, default "6.1 6.12"), NODES (node counts
-# for check, default "1 2 4"), MULTI_GUESTS (check's guests of several
-# vCPUs per node, SERIES/NODESxCPUS, default "6.12/2x2 6.1/4x2"),
-# DEBUG_GUESTS (check's guests of the debug kernel, default "debug/2
-# debug/2x2": the debug kernel runs the suite about 3x slower),
+# for check, default "2 4"), MULTI_GUESTS (check's more guests,
+# SERIES/NODES or SERIES/NODESxCPUS, default "6.12/1 6.12/2x2 6.1/4x2"),
+# DEBUG_GUESTS (check's guests of the debug kernel, default "debug/2x2":
+# the debug kernel runs the suite about 3x slower),
 # PERF_GUESTS (check's guests that carry perf, default "6.12/2"),
 # GPS_DEBUG=1 (build with CONFIG_GPS_DEBUG),
 # VM_TIMEOUT (seconds per VM), NO_DEPS=1; for check-debug DEBUG_NODES
@@ -62,12 +62,12 @@
 # FIGURES_QUICK=1, FIGURES_TIMEOUT (seconds per guest).
 
 SERIES ?= 6.1 6.12
-NODES ?= 1 2 4
-# guests of several vCPUs per node in make check: SERIES/NODESxCPUS
-MULTI_GUESTS ?= 6.12/2x2 6.1/4x2
-# make check's guests of the debug kernel: two nodes cover the paths
-# between devices, two vCPUs each the races; make check-debug also boots 4
-DEBUG_GUESTS ?= debug/2 debug/2x2
+NODES ?= 2 4
+# make check's more guests: one node (6.12), several vCPUs per node
+MULTI_GUESTS ?= 6.12/1 6.12/2x2 6.1/4x2
+# make check's guests of the debug kernel: two nodes of two vCPUs, the
+# paths between devices and the races; make check-debug boots 2 and 4
+DEBUG_GUESTS ?= debug/2x2
 # make check's guests that carry perf (tests/kmod/trace records through
 # it): SERIES/NODES or SERIES/NODESxCPUS
 PERF_GUESTS ?= 6.12/2
