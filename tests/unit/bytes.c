@@ -15,24 +15,10 @@
 #include <stdlib.h>
 
 #include "kselftest_harness.h"
+#include "t_bits.h"
 #include "gps_bytes.h"
 
 #define PG	4096
-
-static unsigned long long rnd_state = 0x9e3779b97f4a7c15ULL;
-
-static unsigned long long rnd(void)
-{
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
-}
-
-static int bit(const unsigned long *m, unsigned int i)
-{
-	return !!(m[i / BITS_PER_LONG] & (1UL << (i % BITS_PER_LONG)));
-}
 
 /* Masks of every shape a push sees: byte i set with probability @pct. */
 static void fill_mask(unsigned long *m, int pct)

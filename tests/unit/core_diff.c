@@ -12,6 +12,8 @@
 #include <stdlib.h>
 
 #include "kselftest_harness.h"
+#define T_RND_SEED	0x2545f4914f6cdd1dULL
+#include "t_bits.h"
 #include "gps_diff.h"
 
 #define PG	PAGE_SIZE
@@ -19,36 +21,6 @@
 static const unsigned int block_sizes[] = { 64, 128, 256, 512, 1024, 2048,
 					    4096 };
 #define NR_BS	(sizeof(block_sizes) / sizeof(block_sizes[0]))
-
-static unsigned long long rnd_state = 0x2545f4914f6cdd1dULL;
-
-static unsigned long long rnd(void)
-{
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
-}
-
-static int bit(const unsigned long *m, unsigned int i)
-{
-	return !!(m[i / BITS_PER_LONG] & (1UL << (i % BITS_PER_LONG)));
-}
-
-static void set_bit_at(unsigned long *m, unsigned int i)
-{
-	m[i / BITS_PER_LONG] |= 1UL << (i % BITS_PER_LONG);
-}
-
-/* Set bits among the first @n of @m. */
-static unsigned int weight(const unsigned long *m, unsigned int n)
-{
-	unsigned int i, w = 0;
-
-	for (i = 0; i < n; i++)
-		w += bit(m, i);
-	return w;
-}
 
 /* 8-byte aligned, as gps_diff_page() wants them */
 static u64 cur64[PG / 8], twin64[PG / 8], orig64[PG / 8], base64[PG / 8];

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 
 #include "kselftest_harness.h"
+#include "t_bits.h"
 #include "gps_queue.h"
 
 #define PG		PAGE_SIZE
@@ -34,26 +35,6 @@ static const char owners[4];
 #define B	(&owners[1])
 #define C	(&owners[2])
 #define D	(&owners[3])
-
-static int bit(const unsigned long *m, unsigned int i)
-{
-	return !!(m[i / BITS_PER_LONG] & (1UL << (i % BITS_PER_LONG)));
-}
-
-static void set_bit_at(unsigned long *m, unsigned int i)
-{
-	m[i / BITS_PER_LONG] |= 1UL << (i % BITS_PER_LONG);
-}
-
-/* Set bits among the first @n of @m. */
-static unsigned int weight(const unsigned long *m, unsigned int n)
-{
-	unsigned int i, w = 0;
-
-	for (i = 0; i < n; i++)
-		w += bit(m, i);
-	return w;
-}
 
 /* ---- changes: a page's mask of changed bytes and its blocks ---------- */
 
@@ -785,16 +766,6 @@ TEST_F(blocks, full_entries_then_watermark)
 }
 
 /* ---- random: the union of what was added, against a model ----------- */
-
-static u64 rnd_state;
-
-static u64 rnd(void)
-{
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
-}
 
 static const u64 page_ids[] = { 0, 1, 2, 3, 5, 8, 13, 64, 1000,
 				1ULL << 32, (1ULL << 40) | 3, ~0ULL };
