@@ -112,20 +112,14 @@ static struct {
 
 void gpsu_user_stats(struct gpsu_user_stats *st)
 {
-	st->scans = __atomic_load_n(&gpsu_user.st.scans, __ATOMIC_RELAXED);
-	st->pages_written = __atomic_load_n(&gpsu_user.st.pages_written,
-					    __ATOMIC_RELAXED);
-	st->pages_changed = __atomic_load_n(&gpsu_user.st.pages_changed,
-					    __ATOMIC_RELAXED);
-	st->blocks_queued = __atomic_load_n(&gpsu_user.st.blocks_queued,
-					    __ATOMIC_RELAXED);
-	st->blocks_merged = __atomic_load_n(&gpsu_user.st.blocks_merged,
-					    __ATOMIC_RELAXED);
-	st->blocks_pushed = __atomic_load_n(&gpsu_user.st.blocks_pushed,
-					    __ATOMIC_RELAXED);
-	st->bytes_pushed = __atomic_load_n(&gpsu_user.st.bytes_pushed,
-					   __ATOMIC_RELAXED);
-	st->fences = __atomic_load_n(&gpsu_user.st.fences, __ATOMIC_RELAXED);
+	const uint64_t *from = (const uint64_t *)&gpsu_user.st;
+	uint64_t *to = (uint64_t *)st;
+	size_t i;
+
+	/* every field a uint64_t counter (engine_user.h), each read alone */
+	_Static_assert(sizeof(*st) % sizeof(uint64_t) == 0, "counters only");
+	for (i = 0; i < sizeof(*st) / sizeof(uint64_t); i++)
+		to[i] = __atomic_load_n(&from[i], __ATOMIC_RELAXED);
 }
 
 static uint64_t gpsu_user_now(void)

@@ -52,6 +52,7 @@ int gpsu_capture_harvest(void *addr, size_t len,
 
 /* ---- counters, for tests and gpsctl --------------------------------- */
 
+/* uint64_t counters only: gpsu_user_stats() copies them as an array. */
 struct gpsu_user_stats {
 	uint64_t scans;			/* PAGEMAP_SCAN calls */
 	uint64_t pages_written;		/* written pages they found */
