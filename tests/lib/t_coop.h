@@ -329,7 +329,7 @@ GPS_KERNEL(coop_atomics, struct at_k, a)
 	atomicAdd(&v->d, 0.5);
 	atomicMax(&v->dmax, (double)g);
 	/* a CAS increment loop and an exchange count */
-	old = v->cas;
+	old = __atomic_load_n(&v->cas, __ATOMIC_RELAXED);
 	while (gpsAtomicCAS(&v->cas, old, old + 1) != old)
 		old = __atomic_load_n(&v->cas, __ATOMIC_RELAXED);
 	gpsAtomicExchI(&v->exch, 7);
