@@ -193,6 +193,7 @@ struct plan {
 	struct wl_access *rd, *wr;	/* [ph * nd + d] */
 	uint8_t *owner[WL_MAX_BUF];	/* per word: its writer, NOBODY */
 	unsigned long long *exact;	/* [ph * nd + e]: bytes_needed */
+	unsigned long long *sends;	/* [ph * nd + s]: of those, from s */
 	unsigned long long *rdl;	/* [ph * nd + s]: lines s serves */
 	unsigned long long *home;	/* [ph * nd + s] */
 	struct spans *bcast;		/* [ph * nd + d]: d's new data */
@@ -348,6 +349,7 @@ static void plan_build(struct plan *pl, struct wl *w, int nd)
 	}
 
 	pl->exact = bench_xmalloc((size_t)nph * nd * sizeof(*pl->exact));
+	pl->sends = bench_xmalloc((size_t)nph * nd * sizeof(*pl->sends));
 	pl->rdl = bench_xmalloc((size_t)nph * nd * sizeof(*pl->rdl));
 	pl->home = bench_xmalloc((size_t)nph * nd * sizeof(*pl->home));
 	pl->rlines = bench_xmalloc((size_t)nph * nd * sizeof(*pl->rlines));
@@ -388,6 +390,8 @@ static void plan_build(struct plan *pl, struct wl *w, int nd)
 							continue;
 						srcs |= 1ull << o;
 						pl->exact[x] += WL_WORD;
+						pl->sends[(size_t)ph * nd + o] +=
+							WL_WORD;
 						needc[e][b][i * WL_WORD /
 							    CHUNK] = 1;
 					}
@@ -489,6 +493,7 @@ static void plan_free(struct plan *pl, const struct wl *w)
 	free(pl->rd);
 	free(pl->wr);
 	free(pl->exact);
+	free(pl->sends);
 	free(pl->rdl);
 	free(pl->home);
 	free(pl->bcast);
@@ -1003,10 +1008,14 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 	res->t = bench_now() - t1;
 	bench_counters_read(&c1);
 	bench_counters_diff(&res->cnt, &c1, &c0);
-	if (p == P_GPS_AUTO || p == P_GPS_PAPER || p == P_GPS_ALL)
-		res->wpages = written_pages(w, pl,
-					    bench_knob_ull("page_size"),
+	if (p == P_GPS_AUTO || p == P_GPS_PAPER || p == P_GPS_ALL) {
+		/* the GPS page size the allocations got */
+		gpsPointerAttributes at;
+
+		CHECK(gpsPointerGetAttributes(&at, ga[0]));
+		res->wpages = written_pages(w, pl, at.gpsPageSize,
 					    p == P_GPS_ALL) * (iters - 1);
+	}
 
 	switch (p) {
 	case P_GPS_AUTO:
@@ -1101,6 +1110,34 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 /* ------------------------------------------------------------------ */
 
 static unsigned long long memcpy_bytes;	/* of the current point */
+static double ideal_s;		/* ideal's time there; 0: not measured */
+static double link_s;		/* the link's least time, per iteration */
+
+/*
+ * The least time the link model allows one iteration: each phase ends
+ * when the busiest outgoing link has carried what its device wrote and
+ * others read (bytes_needed, by source), plus the latency of the last
+ * byte; 0 with the link unlimited.
+ */
+static double link_bound(const struct plan *pl)
+{
+	double bw = (double)bench_knob_ull("link_bandwidth");
+	double lat = bench_knob_ull("link_latency_ns") * 1e-9, t = 0;
+	int ph, s;
+
+	if (bw <= 0)
+		return 0;
+	for (ph = 0; ph < pl->nph; ph++) {
+		unsigned long long most = 0;
+
+		for (s = 0; s < pl->nd; s++)
+			if (pl->sends[(size_t)ph * pl->nd + s] > most)
+				most = pl->sends[(size_t)ph * pl->nd + s];
+		if (most)
+			t += most / bw + lat;
+	}
+	return t;
+}
 
 static size_t state_bytes(const struct wl *w)
 {
@@ -1129,6 +1166,14 @@ static void record(const struct wl *w, const char *pname, int nd,
 	       r->bytes / per);
 	if (nd > 1)
 		printf(" bytes_needed=%llu", r->needed);
+	if (nd > 1 && (ideal_s > 0 || link_s > 0)) {
+		/* the bound: no implementation beats it with this link */
+		double b = link_s * per > ideal_s ? link_s * per : ideal_s;
+
+		printf(" bound_s=%.4f bound_by=%s efficiency=%.3f", b,
+		       link_s * per > ideal_s ? "link" :
+		       "ideal", r->t > 0 ? b / r->t : 0.0);
+	}
 	if (memcpy_bytes)
 		printf(" bytes_norm=%.3f", (double)r->bytes / memcpy_bytes);
 	if (!strncmp(pname, "memcpy", 6) || !strcmp(pname, "ideal"))
@@ -1222,6 +1267,8 @@ static void run_point(struct wl *w, const struct plan *pl, const int *plist,
 	int i;
 
 	memcpy_bytes = 0;
+	ideal_s = 0;
+	link_s = link_bound(pl);
 	for (i = 0; i < np; i++) {
 		enum paradigm p = (enum paradigm)plist[i];
 		struct result r;
@@ -1232,15 +1279,17 @@ static void run_point(struct wl *w, const struct plan *pl, const int *plist,
 		out = run(w, pl, p, iters, &r);
 		r.verified = check(w, out, pnames[p]);
 		free_out(w, out);
-		if (p == P_MEMCPY)
-			memcpy_bytes = r.bytes;
-		record(w, pnames[p], pl->nd, iters, &r);
 		if (p == P_MEMCPY) {
+			memcpy_bytes = r.bytes;
 			/* the paper's "infinite bandwidth": memcpy minus
 			 * its transfers */
+			ideal_s = r.t - r.copy_s - r.link_wait_s;
+		}
+		record(w, pnames[p], pl->nd, iters, &r);
+		if (p == P_MEMCPY) {
 			struct result ideal = r;
 
-			ideal.t = r.t - r.copy_s - r.link_wait_s;
+			ideal.t = ideal_s;
 			ideal.bytes = 0;
 			ideal.bytes_src = "none";
 			ideal.verified = -1;
