@@ -5,10 +5,14 @@
  *  - push throughput: device 0 dirties an allocation (dense: every byte;
  *    sparse: one word per 4 KiB page), then a fence harvests and pushes
  *    it to every other subscriber.  Printed next to memcpy of the same
- *    bytes to the same number of destinations, in the same process, on
- *    one CPU; the fence uses every CPU of the node (fence helpers), so
- *    the dense whole-page push is timed on the fence's CPU alone too
- *    (fence_threads = 1; -1 in the summary for a driver without it).
+ *    bytes to the same destinations' nodes, from device 0's node, on
+ *    device 0's CPUs, rep by rep between the pushes, on as many CPUs as
+ *    the push (the fence's helpers: fence_threads, or every CPU of the
+ *    node; the dense whole-page push is timed on the fence's CPU alone
+ *    too, fence_threads = 1, against a memcpy on one).  Each figure
+ *    has its min, median and max; a row whose memcpy median left the
+ *    spread of the first row's memcpy of the same CPU count says
+ *    baseline=moved, and the summary gives -1 for its ratio.
  *  - capture cost: one write fault + harvest + push cycle on a replicated
  *    page, next to a bare fault + re-arm cycle (write fault on a page with
  *    one copy, then MADV_DONTNEED to unmap it again).
@@ -30,6 +34,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <numa.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +55,7 @@ static unsigned int gps_page;
 static struct {
 	double bulk, queue, bulk_one, sparse, capture, faults, fence_one,
 	       fence_all, fence_host, fence_home;
+	int cpus;			/* the fence's, and dense bulk's memcpy */
 } sum;
 
 static double now(void)
@@ -188,37 +195,157 @@ static double time_memcpy(uint8_t *src, uint8_t **dst, int dests, size_t len,
 	return now() - t;
 }
 
+/* One share of a memcpy on several CPUs. */
+struct share {
+	uint8_t *src, **dst;
+	int dests;
+	size_t off, len;
+};
+
+static void *copy_share(void *p)
+{
+	struct share *s = p;
+	int k;
+
+	for (k = 0; k < s->dests; k++)
+		memcpy(s->dst[k] + s->off, s->src + s->off, s->len);
+	return NULL;
+}
+
+/* The same memcpy split over @cpus threads, as the fence's helpers
+ * split a push (the threads inherit the process's CPUs: device 0's). */
+static double time_memcpy_par(uint8_t *src, uint8_t **dst, int dests,
+			      size_t len, int cpus)
+{
+	struct share sh[64];
+	pthread_t th[64];
+	size_t per = (len / cpus + 4095) & ~(size_t)4095;
+	double t;
+	int i, n = 0;
+
+	t = now();
+	for (i = 0; i < cpus && (size_t)i * per < len; i++, n++) {
+		sh[i] = (struct share){ src, dst, dests, i * per,
+					len - i * per < per ? len - i * per :
+					per };
+		if (pthread_create(&th[i], NULL, copy_share, &sh[i]))
+			die("pthread_create");
+	}
+	for (i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	return now() - t;
+}
+
+/* min, median and max of @n samples, in @v's order lost */
+struct spread {
+	double min, med, max;
+};
+
+static struct spread spread_of(double *v, int n)
+{
+	struct spread s;
+
+	s.med = median(v, n);	/* sorts */
+	s.min = v[0];
+	s.max = v[n - 1];
+	return s;
+}
+
+/*
+ * A baseline held still when its median lies within the spread of the
+ * reference baseline of the same kind (the first row's), widened by its
+ * own: otherwise the ratio says more about memcpy than about the push.
+ */
+static int baseline_moved(const struct spread *b, const struct spread *ref)
+{
+	double lo = ref->min - (b->med - b->min);
+	double hi = ref->max + (b->max - b->med);
+
+	return b->med < lo || b->med > hi;
+}
+
+static void print_spread(const char *name, const struct spread *s,
+			 double bytes)
+{
+	/* GB/s: the fastest sample is the smallest time */
+	printf(" %s_GBps=%.3f %s_GBps_min=%.3f %s_GBps_max=%.3f", name,
+	       bytes / s->med / 1e9, name, bytes / s->max / 1e9, name,
+	       bytes / s->min / 1e9);
+}
+
+/* CPUs the fence of device 0 pushes with: fence_threads, or its node's */
+static int fence_cpus(int node)
+{
+	char path[] = "/sys/kernel/gps/fence_threads", buf[32] = "";
+	struct bitmask *cpus = numa_allocate_cpumask();
+	FILE *f = fopen(path, "r");
+	int n = 0;
+
+	if (f) {
+		if (fgets(buf, sizeof(buf), f))
+			n = atoi(buf);
+		fclose(f);
+	}
+	if (n <= 0 && !numa_node_to_cpus(node, cpus))
+		n = numa_bitmask_weight(cpus);
+	numa_free_cpumask(cpus);
+	return n < 1 ? 1 : n > 64 ? 64 : n;
+}
+
+static int dev_node(int d)
+{
+	struct gps_device_args a = { .device = d };
+
+	if (ioctl(fd, GPS_IOC_DEVICE_INFO, &a))
+		die("GPS_IOC_DEVICE_INFO");
+	return a.node;
+}
+
 static void bench_push(size_t size, int reps)
 {
 	double tp[64], tm[64], tms[64], tmp[64];
 	struct gps_fence_args f = {};
 	uint8_t *src, *dst[GPS_MAX_DEVICES];
 	size_t pages = size / 4096, i;
+	struct spread ref[2] = {};	/* one CPU, the fence's CPUs */
+	int node0 = dev_node(0), cpus;
 	struct buf b;
 	int r, k;
 
+	/*
+	 * Baselines in the push's conditions: on device 0's CPUs, from
+	 * its node into each receiver's node, interleaved with the pushes
+	 * rep by rep, on as many CPUs as the push used.
+	 */
+	if (numa_run_on_node(node0))
+		die("numa_run_on_node");
+	cpus = fence_cpus(node0);
 	alloc_map(&b, size, GPS_MEM_GPS);
-	src = malloc(size);
+	src = numa_alloc_onnode(size, node0);
+	if (!src)
+		die("numa_alloc_onnode");
+	memset(src, 2, size);
 	for (k = 0; k < nr - 1; k++) {
-		dst[k] = malloc(size);
+		dst[k] = numa_alloc_onnode(size, dev_node(k + 1));
 		if (!dst[k])
-			die("malloc");
+			die("numa_alloc_onnode");
 		memset(dst[k], 1, size);
 	}
-	if (!src)
-		die("malloc");
-	memset(src, 2, size);
 
 	/*
 	 * Dense: every byte of every page changes; pages pushed whole
-	 * (bulk_blocks as set), through the queue alone (bulk_blocks 0), and
-	 * whole by the fence's own CPU (fence_threads 1): memcpy runs on one.
+	 * (bulk_blocks as set) by the fence's CPUs, through the queue alone
+	 * (bulk_blocks 0), and whole by the fence's own CPU (fence_threads
+	 * 1): each against a memcpy on as many CPUs.
 	 */
 	sum.bulk_one = -1;
 	for (k = 0; k < 3; k++) {
 		static const char *const paths[] = { "bulk", "queue",
 						     "bulk_one_cpu" };
 		char bulk[32], threads[32];
+		int par = k == 0 ? cpus : 1, moved;
+		struct spread sp, sm;
+		double bytes = (double)size * (nr - 1), ratio;
 
 		long long wf = write_faults();
 
@@ -231,7 +358,9 @@ static void bench_push(size_t size, int reps)
 		for (r = 0; r < reps; r++) {
 			memset(b.view[0], r + 1 + k * 64, size);
 			tp[r] = fence0(&f);
-			tm[r] = time_memcpy(src, dst, nr - 1, size, size, size);
+			tm[r] = par > 1 ?
+				time_memcpy_par(src, dst, nr - 1, size, par) :
+				time_memcpy(src, dst, nr - 1, size, size, size);
 		}
 		if (wf >= 0 && k == 0)
 			sum.faults = (double)(write_faults() - wf) / reps /
@@ -240,36 +369,55 @@ static void bench_push(size_t size, int reps)
 			knob("bulk_blocks", bulk, NULL, 0);
 		if (k == 2)
 			knob("fence_threads", threads, NULL, 0);
-		printf("push_dense: path=%s size_MiB=%zu dests=%d "
-		       "bytes_pushed=%llu push_GBps=%.3f memcpy_GBps=%.3f "
-		       "ratio=%.3f\n", paths[k], size >> 20,
-		       nr - 1, (unsigned long long)f.bytes_pushed,
-		       f.bytes_pushed / median(tp, reps) / 1e9,
-		       (double)size * (nr - 1) / median(tm, reps) / 1e9,
-		       median(tm, reps) / median(tp, reps));
+		sp = spread_of(tp, reps);
+		sm = spread_of(tm, reps);
+		if (!ref[par > 1].med)
+			ref[par > 1] = sm;
+		moved = baseline_moved(&sm, &ref[par > 1]);
+		ratio = sm.med / sp.med;
+		printf("push_dense: path=%s size_MiB=%zu dests=%d cpus=%d "
+		       "bytes_pushed=%llu", paths[k], size >> 20, nr - 1,
+		       par, (unsigned long long)f.bytes_pushed);
+		print_spread("push", &sp, (double)f.bytes_pushed);
+		print_spread("memcpy", &sm, bytes);
+		printf(" ratio=%.3f baseline=%s\n", ratio,
+		       moved ? "moved" : "held");
 		*(k == 2 ? &sum.bulk_one : k ? &sum.queue : &sum.bulk) =
-			median(tm, reps) / median(tp, reps);
+			moved ? -1 : ratio;
 	}
+	sum.cpus = cpus;
 
-	/* Sparse: one 8-byte word per 4 KiB page. */
+	/* Sparse: one 8-byte word per 4 KiB page, on the fence's CPUs. */
 	for (r = 0; r < reps; r++) {
 		for (i = 0; i < pages; i++)
 			((volatile uint64_t *)b.view[0])[i * 512] = r + 7;
 		tp[r] = fence0(&f);
 		tms[r] = time_memcpy(src, dst, nr - 1, size, 4096, 8);
-		tmp[r] = time_memcpy(src, dst, nr - 1, size, size, size);
+		tmp[r] = cpus > 1 ?
+			 time_memcpy_par(src, dst, nr - 1, size, cpus) :
+			 time_memcpy(src, dst, nr - 1, size, size, size);
 	}
-	printf("push_sparse: pages=%zu dests=%d bytes_pushed=%llu "
-	       "blocks_pushed=%llu push_s=%.6f memcpy_same_bytes_s=%.6f "
-	       "memcpy_whole_pages_s=%.6f ratio_vs_whole_pages=%.3f\n",
-	       pages, nr - 1, (unsigned long long)f.bytes_pushed,
-	       (unsigned long long)f.blocks_pushed, median(tp, reps),
-	       median(tms, reps), median(tmp, reps),
-	       median(tmp, reps) / median(tp, reps));
-	sum.sparse = median(tmp, reps) / median(tp, reps);
+	{
+		struct spread sp = spread_of(tp, reps);
+		struct spread sw = spread_of(tmp, reps);
+		int moved = baseline_moved(&sw, &ref[cpus > 1]);
+
+		printf("push_sparse: pages=%zu dests=%d cpus=%d "
+		       "bytes_pushed=%llu blocks_pushed=%llu push_s=%.6f "
+		       "push_s_min=%.6f push_s_max=%.6f "
+		       "memcpy_same_bytes_s=%.6f memcpy_whole_pages_s=%.6f "
+		       "memcpy_whole_pages_s_min=%.6f "
+		       "memcpy_whole_pages_s_max=%.6f "
+		       "ratio_vs_whole_pages=%.3f baseline=%s\n",
+		       pages, nr - 1, cpus, (unsigned long long)f.bytes_pushed,
+		       (unsigned long long)f.blocks_pushed, sp.med, sp.min,
+		       sp.max, median(tms, reps), sw.med, sw.min, sw.max,
+		       sw.med / sp.med, moved ? "moved" : "held");
+		sum.sparse = moved ? -1 : sw.med / sp.med;
+	}
 	for (k = 0; k < nr - 1; k++)
-		free(dst[k]);
-	free(src);
+		numa_free(dst[k], size);
+	numa_free(src, size);
 	release(&b);
 }
 
@@ -412,13 +560,14 @@ int main(int argc, char **argv)
 	bench_capture(cycles);
 	bench_empty_fence(cycles);
 	bench_host_fence(cycles / 10 + 1, reps);
-	printf("gps_push_summary: devices=%d faults_per_gps_page_epoch=%.2f "
+	printf("gps_push_summary: devices=%d cpus=%d "
+	       "faults_per_gps_page_epoch=%.2f "
 	       "capture_vs_bare=%.2f dense_bulk_vs_memcpy=%.3f "
 	       "dense_queue_vs_memcpy=%.3f dense_bulk_one_cpu_vs_memcpy=%.3f "
 	       "sparse_vs_whole_pages=%.3f "
 	       "fence_empty_one_us=%.2f fence_empty_all_us=%.2f "
 	       "fence_host_us=%.2f fence_device0_dirty_us=%.2f\n", nr,
-	       sum.faults, sum.capture, sum.bulk, sum.queue, sum.bulk_one,
+	       sum.cpus, sum.faults, sum.capture, sum.bulk, sum.queue, sum.bulk_one,
 	       sum.sparse, sum.fence_one, sum.fence_all, sum.fence_host,
 	       sum.fence_home);
 	knob("harvest_interval_us", old, NULL, 0);
