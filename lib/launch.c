@@ -237,6 +237,15 @@ static struct gpsu_warp_res gpsu_warp(unsigned int mask, int kind, int arg,
 		own = 1u << lane;
 		if (mask & ~own & (nw == GPS_WARP_SIZE ? ~0u : (1u << nw) - 1))
 			t->bad_sync = 1;
+		/* a block of one thread: it knows its lane (0) */
+		if (n == 1 && gpsu_warp_src(&op, lane) != lane) {
+			gpsThreadCtx c;
+
+			memset(&c, 0, sizeof(c));
+			c.bIdx = t->block_idx;
+			gpsu_warp_report_outside(NULL, &c, mask | own, own,
+						 gpsu_warp_src(&op, lane));
+		}
 	}
 	r.val = val;
 	r.ballot = pred ? own : 0;
