@@ -86,7 +86,9 @@ static gpsError_t gpsu_launch(gpsKernel_t fn, const gpsKernel *k,
 	if (!fn && !k)
 		return gpsu_ret(gpsErrorInvalidValue);
 	GPSU_NOT_IN_KERNEL();	/* no dynamic parallelism */
-	if (k && (!k->blocks || !k->thread || (k->flags & ~gpsKernelSync)))
+	if (k && (!k->blocks || !k->thread ||
+		  (k->flags & ~(gpsKernelSync | gpsKernelPhases)) ||
+		  k->flags == (gpsKernelSync | gpsKernelPhases)))
 		return gpsu_ret(gpsErrorInvalidValue);
 	if (k && (k->staticShared > GPS_MAX_SHARED_MEM_PER_BLOCK ||
 		  shared > GPS_MAX_SHARED_MEM_PER_BLOCK - k->staticShared)) {
@@ -191,7 +193,7 @@ GPSU_API void *(gpsSharedMem)(void)
  * Elsewhere a block of one thread has nothing to wait for; a block of
  * more cannot wait (its threads run one after another): the launch fails.
  */
-GPSU_API void gpsSyncThreads(void)
+GPSU_API void (gpsSyncThreads)(void)
 {
 	struct gpsu_tls *t = &gpsu_tls;
 
