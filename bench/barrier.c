@@ -8,7 +8,7 @@
  *   reduce       sum of -n ints (default 2^22) in blocks of 256, one
  *                element per thread, a barrier per level: reduce_seq
  *                (tid < s), reduce0 (tid % (2 * s), CUDA's first sample's
- *                shape); reduce_reg (a grid-stride sum per thread, a grid of
+ *                shape), reduce0_mask (its test as a mask); reduce_reg (a grid-stride sum per thread, a grid of
  *                four blocks per worker, warp steps)
  *   matmul       C = A * B, -m x -m ints (default 512), tiles of 16 x 16
  *   hist         256 bins over 4 * n bytes, 4 blocks of 256 per worker
@@ -21,7 +21,9 @@
  * share (the host loop on one CPU is printed too). Each kernel run is
  * paired with a plain run just before it (a shared machine's slow spell
  * hits both) and its ratio is the pair's; the records are the medians
- * over -r rounds (default 5). -F skips the fiber forms (slow: seconds).
+ * over -r rounds (default 5), and the ratio of the fastest run of each
+ * (*_min_ratio: on a shared machine the runs that nothing preempted).
+ * -F skips the fiber forms (slow: seconds).
  * Exit 1 if a kernel's result differs from the plain loop's.
  */
 #define GPSU_CUDA_NAMES
@@ -137,6 +139,7 @@ static const struct variant variants[] = {
 	{ "reduce_seq_fibers", 0, &tp_reduce_seq_fib, 1 },
 	{ "reduce0_phases", 0, &tp_reduce0_ph, 0 },
 	{ "reduce0_fibers", 0, &tp_reduce0_fib, 1 },
+	{ "reduce0_mask_phases", 0, &tp_reduce0_mask_ph, 0 },
 	{ "reduce_reg_phases", 0, &tp_reduce_reg_ph, 0 },
 	{ "reduce_reg_fibers", 0, &tp_reduce_reg_fib, 1 },
 	{ "matmul_phases", 1, &tp_matmul_ph, 0 },
@@ -303,27 +306,33 @@ int main(int argc, char **argv)
 						tp[v * rounds + r];
 		}
 	for (v = 0; v < NV; v++) {
-		double k_ms, p_ms, rt;
+		double k_ms, p_ms, rt, k_min, p_min;
 
 		if (nofib && variants[v].fiber)
 			continue;
 		memcpy(col, &tk[v * rounds], rounds * sizeof(*col));
 		k_ms = median(col, rounds) * 1e3;
+		k_min = col[0] * 1e3;
 		memcpy(col, &tp[v * rounds], rounds * sizeof(*col));
 		p_ms = median(col, rounds) * 1e3;
+		p_min = col[0] * 1e3;
 		memcpy(col, &ratio[v * rounds], rounds * sizeof(*col));
 		rt = median(col, rounds);
-		printf("barrier: %s_ms=%.3f plain_ms=%.3f %s_ratio=%.2f (median of %d pairs; ratios %.2f to %.2f)\n",
+		printf("barrier: %s_ms=%.3f plain_ms=%.3f %s_ratio=%.2f (median of %d pairs; ratios %.2f to %.2f) %s_min_ratio=%.2f (fastest runs: %.3f / %.3f ms)\n",
 		       variants[v].name, k_ms, p_ms, variants[v].name, rt,
-		       rounds, col[0], col[rounds - 1]);
+		       rounds, col[0], col[rounds - 1], variants[v].name,
+		       k_min / p_min, k_min, p_min);
 	}
 	/* the same sum as one plain loop on the calling thread */
 	for (r = 0; r < rounds; r++) {
-		volatile long long s = 0;
+		volatile long long sink;
+		long long s = 0;
 
 		ts = bench_now();
 		for (i = 0; i < n; i++)
 			s += P.in[i];
+		sink = s;
+		(void)sink;
 		col[r] = bench_now() - ts;
 	}
 	host_ms = median(col, rounds) * 1e3;

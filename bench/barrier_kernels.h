@@ -10,11 +10,14 @@
  *
  * reduce0:  a barrier per level, interleaved pairs (tid % (2 * s)), the
  *           shape of CUDA's first reduction sample; any block size.
+ *           reduce0_mask: the same test as a mask (phases only).
  * reduce_seq: a barrier per level, sequential pairs (tid < s).
- * reduce_reg: a grid-stride sum per thread kept in a register across
- *           barriers, a tree in shared memory down to 32, then the warp's
- *           steps (shuffles in the fiber form, a per-thread array in the
- *           phase form). Blocks of a power of two (32 or more) threads.
+ * reduce_reg: a grid-stride sum per thread (GPS_GRID_STRIDE_LOOP, the
+ *           porting guide's rule for CUDA's grid-stride loop) kept in a
+ *           register across barriers, a tree in shared memory down to 32,
+ *           then the warp's steps (shuffles in the fiber form, a
+ *           per-thread array in the phase form). Blocks of a power of
+ *           two (32 or more) threads.
  * matmul:   C = A * B in TILE x TILE tiles through shared memory, blocks of
  *           TILE x TILE threads (TILE <= 32), any sizes.
  * hist:     256 bins per block in shared memory with atomics, added to
@@ -90,6 +93,31 @@ GPS_KERNEL_PHASES(tp_reduce0_ph, struct tp_reduce, a)
 	a->out[blockIdx.x] = sdata[0];
 }
 
+/* reduce0 with its test as a mask: 2 * s is a power of two, so
+ * tid % (2 * s) == 0 is (tid & (2 * s - 1)) == 0, without a division */
+GPS_KERNEL_PHASES(tp_reduce0_mask_ph, struct tp_reduce, a)
+{
+	long long sdata[TP_MAX_BLOCK];
+	unsigned int s;
+
+	GPS_FOR_EACH_THREAD {
+		unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+		sdata[threadIdx.x] = i < a->n ? a->in[i] : 0;
+	}
+	__syncthreads();
+	for (s = 1; s < blockDim.x; s *= 2) {
+		GPS_FOR_EACH_THREAD {
+			unsigned int tid = threadIdx.x;
+
+			if ((tid & (2 * s - 1)) == 0 && tid + s < blockDim.x)
+				sdata[tid] += sdata[tid + s];
+		}
+		__syncthreads();
+	}
+	a->out[blockIdx.x] = sdata[0];
+}
+
 /* ---- reduce_seq ------------------------------------------------------ */
 
 /* the smallest power of two >= n, halved: the first stride */
@@ -145,10 +173,9 @@ GPS_KERNEL_SYNC(tp_reduce_reg_fib, struct tp_reduce, a)
 {
 	long long *sdata = gpsSharedMem();
 	unsigned int tid = threadIdx.x, s, i;
-	unsigned int stride = blockDim.x * gridDim.x;
 	long long sum = 0;
 
-	for (i = blockIdx.x * blockDim.x + tid; i < a->n; i += stride)
+	GPS_GRID_STRIDE_LOOP(i, a->n)
 		sum += a->in[i];
 	sdata[tid] = sum;
 	__syncthreads();
@@ -174,13 +201,12 @@ GPS_KERNEL_PHASES(tp_reduce_reg_ph, struct tp_reduce, a)
 	unsigned int s;
 
 	GPS_FOR_EACH_THREAD {
-		unsigned int stride = blockDim.x * gridDim.x, i;
+		unsigned int i;
+		long long my = 0;
 
-		sum[GPS_TID] = 0;
-		for (i = blockIdx.x * blockDim.x + threadIdx.x; i < a->n;
-		     i += stride)
-			sum[GPS_TID] += a->in[i];
-		sdata[threadIdx.x] = sum[GPS_TID];
+		GPS_GRID_STRIDE_LOOP(i, a->n)
+			my += a->in[i];
+		sdata[threadIdx.x] = sum[GPS_TID] = my;
 	}
 	__syncthreads();
 	for (s = blockDim.x / 2; s >= 32; s >>= 1) {

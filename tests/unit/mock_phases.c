@@ -109,6 +109,8 @@ TEST_F(phases, reduce0_as_fibers)
 				&tp_reduce0_ph, TP_N, bs[i], 0);
 		tp_check_reduce(_metadata, self, &tp_reduce0_fib,
 				&tp_reduce0_ph, 1, bs[i], 0);
+		tp_check_reduce(_metadata, self, &tp_reduce0_fib,
+				&tp_reduce0_mask_ph, TP_N, bs[i], 0);
 	}
 }
 
