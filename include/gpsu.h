@@ -349,6 +349,7 @@ typedef struct gpsThreadCtx {
 
 /* gpsKernel.flags */
 #define gpsKernelSync	0x1u	/* threads are fibers: gpsSyncThreads */
+#define gpsKernelPhases	0x2u	/* body per block, loops over its threads */
 
 /* A kernel as GPS_KERNEL defines it; fill it only through the macros. */
 typedef struct gpsKernel {
@@ -366,7 +367,8 @@ gpsError_t gpsLaunch(const gpsKernel *kernel, gpsDim3 grid, gpsDim3 block,
 		     const gpsKernelArgs *args, size_t sharedMemBytes,
 		     gpsStream_t stream);
 
-/* Block barrier of a GPS_KERNEL_SYNC kernel (CUDA's __syncthreads). */
+/* Block barrier of a GPS_KERNEL_SYNC kernel (CUDA's __syncthreads); in
+ * a GPS_KERNEL_PHASES body, between its thread loops, it costs nothing. */
 void gpsSyncThreads(void);
 /* Dynamic shared memory of the calling thread's block (extern __shared__);
  * NULL outside a gpsLaunch kernel or when none was asked for. */
@@ -479,6 +481,11 @@ GPSU_SHFL_OP_(ShflXorSync, int)
 /* Outside a GPS_KERNEL body these are null: the calls go to the library. */
 static const gpsThreadCtx *const gpsu_k__ __attribute__((unused)) = 0;
 static const gpsDim3 gpsu_tid__ __attribute__((unused)) = { 0, 0, 0 };
+/* 1 in a GPS_KERNEL_PHASES body outside its thread loops, where every
+ * thread of the block is at the same point: a barrier there is free */
+static const int gpsu_phase__ __attribute__((unused)) = 0;
+#define gpsSyncThreads()						\
+	(gpsu_phase__ == 1 ? (void)0 : (gpsSyncThreads)())
 
 #define gpsThreadIdx()	(gpsu_k__ ? gpsu_tid__ : (gpsThreadIdx)())
 #define gpsBlockIdx()	(gpsu_k__ ? gpsu_k__->bIdx : (gpsBlockIdx)())
@@ -546,6 +553,126 @@ name##_gpsu_body(const gpsThreadCtx *gpsu_k__ __attribute__((unused)), \
 	GPSU_KERNEL_(name, T, a, S, s, sizeof(S), gpsKernelSync)
 /* Declares a kernel defined in another file. */
 #define GPS_KERNEL_DECLARE(name)	extern const gpsKernel name
+
+/*
+ * Barrier kernels as loops over the block's threads: GPS_KERNEL_PHASES.
+ *
+ *	GPS_KERNEL_PHASES(reduce, struct reduce_args, a)
+ *	{
+ *		int sdata[256];			// __shared__: one per block
+ *		unsigned int s;
+ *
+ *		GPS_FOR_EACH_THREAD {
+ *			unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+ *
+ *			sdata[threadIdx.x] = i < a->n ? a->in[i] : 0;
+ *		}
+ *		__syncthreads();
+ *		for (s = blockDim.x / 2; s > 0; s >>= 1) {
+ *			GPS_FOR_EACH_THREAD
+ *				if (threadIdx.x < s)
+ *					sdata[threadIdx.x] +=
+ *						sdata[threadIdx.x + s];
+ *			__syncthreads();
+ *		}
+ *		a->out[blockIdx.x] = sdata[0];
+ *	}
+ *
+ * The body runs once per block, on one worker; each GPS_FOR_EACH_THREAD
+ * statement runs for every thread of the block in turn (x fastest), with
+ * threadIdx (gpsThreadIdx()) its coordinates and GPS_TID its linear index
+ * x + bDim.x * (y + bDim.y * z). A thread loop is a phase: every thread
+ * finishes it before the next statement starts, so the end of each loop
+ * is a block barrier, and __syncthreads() between loops costs nothing
+ * (inside a loop it fails the launch, as in GPS_KERNEL). What is outside
+ * the loops is the block's: a local array is __shared__ memory, control
+ * flow there is the block's uniform control flow (CUDA requires it
+ * around a barrier anyway). A value that a thread keeps across a barrier
+ * lives in a per-thread array, GPS_PER_THREAD(T, v), one T per thread,
+ * read and written as v[GPS_TID]. threadIdx outside a loop, or GPS_TID,
+ * does not compile. `continue` ends the calling thread's turn in a loop
+ * (CUDA's early return of one thread becomes a per-thread flag).
+ *
+ * No fiber, no switch: a barrier-per-level reduction runs near the speed
+ * of a plain loop (Documentation/benchmarks.rst). Kernels whose barriers
+ * sit in per-thread control flow stay GPS_KERNEL_SYNC, which always works.
+ * Warp functions name other threads and fail in a phase; write a warp
+ * step as a phase that reads the other lanes' GPS_PER_THREAD values.
+ * GPS_KERNEL_PHASES_SHARED adds `S *s`, one S per block, as the _SHARED
+ * forms above; gpsSharedMem() is the dynamic part.
+ */
+/* the type of threadIdx outside a thread loop: using it there fails */
+struct gpsu_threadIdx_outside_GPS_FOR_EACH_THREAD_ {
+	char unused;
+};
+
+#define GPSU_KERNEL_PHASES_(name, T, a, S, s, ssize)			\
+static inline __attribute__((always_inline)) void			\
+name##_gpsu_block(const gpsThreadCtx *gpsu_k__,			\
+		  struct gpsu_threadIdx_outside_GPS_FOR_EACH_THREAD_	\
+		  gpsu_tid__, int gpsu_phase__, T *a, S *s);		\
+static void name##_gpsu_blocks(const gpsThreadCtx *c__,		\
+			       unsigned long long b__,			\
+			       unsigned long long n__, void *a__)	\
+{									\
+	struct gpsu_threadIdx_outside_GPS_FOR_EACH_THREAD_ t__ = { 0 };	\
+	gpsThreadCtx k__ = *c__;					\
+									\
+	for (; n__; n__--, b__++) {					\
+		gpsu_block_idx(&k__, b__);				\
+		name##_gpsu_block(&k__, t__, 1, (T *)a__,		\
+				  (S *)k__.shared);			\
+	}								\
+}									\
+/* the whole block, for its thread (0, 0, 0); never called per thread */ \
+static void name##_gpsu_thread(const gpsThreadCtx *c__, void *a__)	\
+{									\
+	struct gpsu_threadIdx_outside_GPS_FOR_EACH_THREAD_ t__ = { 0 };	\
+									\
+	if (!c__->tIdx.x && !c__->tIdx.y && !c__->tIdx.z)		\
+		name##_gpsu_block(c__, t__, 1, (T *)a__,		\
+				  (S *)c__->shared);			\
+}									\
+GPSU_KEXTERN_ const gpsKernel name = { gpsKernelPhases, (ssize),	\
+	name##_gpsu_blocks,						\
+	name##_gpsu_thread, #name };					\
+static inline __attribute__((always_inline)) void			\
+name##_gpsu_block(const gpsThreadCtx *gpsu_k__,			\
+		  struct gpsu_threadIdx_outside_GPS_FOR_EACH_THREAD_	\
+		  gpsu_tid__ __attribute__((unused)),			\
+		  int gpsu_phase__ __attribute__((unused)),		\
+		  T *a __attribute__((unused)),				\
+		  S *s __attribute__((unused)))
+
+#define GPS_KERNEL_PHASES(name, T, a)					\
+	GPSU_KERNEL_PHASES_(name, T, a, void, gpsu_ns__, 0)
+#define GPS_KERNEL_PHASES_SHARED(name, T, a, S, s)			\
+	GPSU_KERNEL_PHASES_(name, T, a, S, s, sizeof(S))
+
+/* one loop per dimension; the last "loop" runs once and declares the
+ * thread's coordinates and its phase (2: a barrier here fails) */
+#define GPS_FOR_EACH_THREAD						\
+	for (unsigned int gpsu_z__ = 0, gpsu_t__ = 0;			\
+	     gpsu_z__ < gpsu_k__->bDim.z; gpsu_z__++)			\
+		for (unsigned int gpsu_y__ = 0;				\
+		     gpsu_y__ < gpsu_k__->bDim.y; gpsu_y__++)		\
+			for (unsigned int gpsu_x__ = 0;			\
+			     gpsu_x__ < gpsu_k__->bDim.x;		\
+			     gpsu_x__++, gpsu_t__++)			\
+				for (int gpsu_phase__ = 2,		\
+				     gpsu_1__ = ((void)gpsu_phase__, 1); \
+				     gpsu_1__; gpsu_1__ = 0)		\
+					for (gpsDim3 gpsu_tid__ = {	\
+						gpsu_x__, gpsu_y__,	\
+						gpsu_z__ },		\
+					     *gpsu_2__ = &gpsu_tid__;	\
+					     gpsu_2__; gpsu_2__ = 0)
+
+/* the linear index of the thread a GPS_FOR_EACH_THREAD loop runs */
+#define GPS_TID		(gpsu_t__ + 0)
+/* one T per thread of the block, for values that live across a barrier */
+#define GPS_PER_THREAD(T, v)						\
+	T v[gpsu_k__->bDim.x * gpsu_k__->bDim.y * gpsu_k__->bDim.z]
 
 /*
  * GPS_GRID_STRIDE_LOOP(i, n) { ... }: CUDA's grid-stride loop

@@ -264,6 +264,9 @@ static void gpsu_warp_try(struct gpsu_fibers *fs, unsigned int w,
 		if (!(m >> l & 1))
 			continue;
 		f = &fs->f[w + l];
+		if (!(m >> f->wsrc & 1) && f->wsrc != l)
+			gpsu_warp_report_outside(fs->k ? fs->k->name : NULL,
+						 &f->ctx, mask, m, f->wsrc);
 		f->res.val = (m >> f->wsrc & 1) ? fs->f[w + f->wsrc].wval
 						 : f->wval;
 		f->res.ballot = ballot;
@@ -448,19 +451,34 @@ int gpsu_fiber_yield(void)
 	return 1;
 }
 
-int gpsu_fiber_warp(const struct gpsu_warp_op *op, struct gpsu_warp_res *res)
-{
-	struct gpsu_fibers *fs = gpsu_cur_fibers;
-	struct gpsu_fiber *f;
-	unsigned int t, w, lane, width, seg, src, mask;
+/* GPSU_CHECK_SHUFFLE=1: at most this many lines, then one that says so */
+#define GPSU_SHUFFLE_REPORTS	16
 
-	if (!fs)
-		return 0;
-	t = fs->cur;
-	f = &fs->f[t];
-	w = t & ~(GPS_WARP_SIZE - 1u);
-	lane = t - w;
-	width = op->width;
+void gpsu_warp_report_outside(const char *kname, const gpsThreadCtx *c,
+			      unsigned int mask, unsigned int members,
+			      unsigned int src)
+{
+	static int check = -1;
+	static unsigned int said;
+	unsigned int n;
+
+	if (!gpsu_env_switch("GPSU_CHECK_SHUFFLE", &check))
+		return;
+	n = __atomic_fetch_add(&said, 1, __ATOMIC_RELAXED);
+	if (n < GPSU_SHUFFLE_REPORTS)
+		fprintf(stderr,
+			"libgpsu: GPSU_CHECK_SHUFFLE: kernel %s, block (%u, %u, %u), thread (%u, %u, %u): a shuffle reads lane %u, which is not taking part (mask 0x%08x, lanes taking part 0x%08x: not in the mask, returned or past the block's last thread); it got its own value, CUDA leaves it undefined\n",
+			kname ? kname : "?", c->bIdx.x, c->bIdx.y, c->bIdx.z,
+			c->tIdx.x, c->tIdx.y, c->tIdx.z, src, mask, members);
+	else if (n == GPSU_SHUFFLE_REPORTS)
+		fprintf(stderr,
+			"libgpsu: GPSU_CHECK_SHUFFLE: more shuffles read lanes that do not take part; no more are reported\n");
+}
+
+unsigned int gpsu_warp_src(const struct gpsu_warp_op *op, unsigned int lane)
+{
+	unsigned int width = op->width, seg, src;
+
 	if (!width || width > GPS_WARP_SIZE || (width & (width - 1)))
 		width = GPS_WARP_SIZE;
 	seg = lane & ~(width - 1);
@@ -485,6 +503,22 @@ int gpsu_fiber_warp(const struct gpsu_warp_op *op, struct gpsu_warp_res *res)
 		src = lane;
 		break;
 	}
+	return src;
+}
+
+int gpsu_fiber_warp(const struct gpsu_warp_op *op, struct gpsu_warp_res *res)
+{
+	struct gpsu_fibers *fs = gpsu_cur_fibers;
+	struct gpsu_fiber *f;
+	unsigned int t, w, lane, src, mask;
+
+	if (!fs)
+		return 0;
+	t = fs->cur;
+	f = &fs->f[t];
+	w = t & ~(GPS_WARP_SIZE - 1u);
+	lane = t - w;
+	src = gpsu_warp_src(op, lane);
 	mask = op->mask | 1u << lane;	/* the caller takes part */
 	f->wmask = mask;
 	f->wsrc = src;

@@ -47,6 +47,16 @@ struct gpsu_warp_res {
 	unsigned int members;	/* live lanes of the mask */
 };
 
+/* The lane whose value a shuffle @op of lane @lane reads (its own lane
+ * where CUDA's shuffle returns the caller's value). */
+unsigned int gpsu_warp_src(const struct gpsu_warp_op *op, unsigned int lane);
+
+/* GPSU_CHECK_SHUFFLE=1: says on stderr that the thread @c of kernel @kname
+ * read lane @src, not among the lanes taking part (@members of @mask). */
+void gpsu_warp_report_outside(const char *kname, const gpsThreadCtx *c,
+			      unsigned int mask, unsigned int members,
+			      unsigned int src);
+
 /* A warp function on a fiber: waits for the lanes of op->mask, fills
  * @res. Returns 0 when the caller is not a fiber. */
 int gpsu_fiber_warp(const struct gpsu_warp_op *op, struct gpsu_warp_res *res);

@@ -86,7 +86,9 @@ static gpsError_t gpsu_launch(gpsKernel_t fn, const gpsKernel *k,
 	if (!fn && !k)
 		return gpsu_ret(gpsErrorInvalidValue);
 	GPSU_NOT_IN_KERNEL();	/* no dynamic parallelism */
-	if (k && (!k->blocks || !k->thread || (k->flags & ~gpsKernelSync)))
+	if (k && (!k->blocks || !k->thread ||
+		  (k->flags & ~(gpsKernelSync | gpsKernelPhases)) ||
+		  k->flags == (gpsKernelSync | gpsKernelPhases)))
 		return gpsu_ret(gpsErrorInvalidValue);
 	if (k && (k->staticShared > GPS_MAX_SHARED_MEM_PER_BLOCK ||
 		  shared > GPS_MAX_SHARED_MEM_PER_BLOCK - k->staticShared)) {
@@ -191,7 +193,7 @@ GPSU_API void *(gpsSharedMem)(void)
  * Elsewhere a block of one thread has nothing to wait for; a block of
  * more cannot wait (its threads run one after another): the launch fails.
  */
-GPSU_API void gpsSyncThreads(void)
+GPSU_API void (gpsSyncThreads)(void)
 {
 	struct gpsu_tls *t = &gpsu_tls;
 
@@ -237,6 +239,15 @@ static struct gpsu_warp_res gpsu_warp(unsigned int mask, int kind, int arg,
 		own = 1u << lane;
 		if (mask & ~own & (nw == GPS_WARP_SIZE ? ~0u : (1u << nw) - 1))
 			t->bad_sync = 1;
+		/* a block of one thread: it knows its lane (0) */
+		if (n == 1 && gpsu_warp_src(&op, lane) != lane) {
+			gpsThreadCtx c;
+
+			memset(&c, 0, sizeof(c));
+			c.bIdx = t->block_idx;
+			gpsu_warp_report_outside(NULL, &c, mask | own, own,
+						 gpsu_warp_src(&op, lane));
+		}
 	}
 	r.val = val;
 	r.ballot = pred ? own : 0;

@@ -89,7 +89,12 @@ static bool gpsu_pool_fail(struct gpsu_pool *pool, gpsError_t err)
  */
 static void gpsu_pool_say_bad_sync(const struct gpsu_launch *l)
 {
-	if (l->k)
+	if (l->k && (l->k->flags & gpsKernelPhases))
+		fprintf(stderr,
+			"libgpsu: kernel %s (blocks of %u x %u x %u threads) calls gpsSyncThreads (__syncthreads) or a warp function inside a GPS_FOR_EACH_THREAD loop of its GPS_KERNEL_PHASES body, where the threads run one after another and cannot wait: end the loop there and start another after the barrier (a warp step is a loop of its own over GPS_PER_THREAD values), or define the kernel with GPS_KERNEL_SYNC\n",
+			l->k->name ? l->k->name : "?", l->block.x, l->block.y,
+			l->block.z);
+	else if (l->k)
 		fprintf(stderr,
 			"libgpsu: kernel %s (blocks of %u x %u x %u threads) calls gpsSyncThreads (__syncthreads) or a warp function, but it is defined with GPS_KERNEL, whose threads run one after another and cannot wait: define it with GPS_KERNEL_SYNC (GPS_KERNEL_SYNC_SHARED with shared memory)\n",
 			l->k->name ? l->k->name : "?", l->block.x, l->block.y,
