@@ -21,6 +21,8 @@
 #   make run        the main job: RUN_CMD in a RUN_NODES-node RUN_SERIES VM
 #                   with RUN_CPUS vCPUs per node (default: as many as the
 #                   host's cores allow, nproc / RUN_NODES, at least 1)
+#   make run-native the same RUN_CMD on the host's kernel with the native
+#                   engine (Linux 6.7+; no VM, no module), RUN_NODES devices
 #   make soak       torture, fuzz and kill for DURATION seconds per kernel
 #                   series (SOAK_SERIES) in a SOAK_NODES-node guest of
 #                   SOAK_CPUS vCPUs per node (tools/gps-soak); one line of
@@ -209,6 +211,14 @@ run: FORCE
 	echo "make run: kernel $(RUN_SERIES), $(RUN_NODES) nodes x $$cpus vCPU(s) per node (host: $$host cores): $(RUN_CMD)"; \
 	tools/gps-vm -B -k $(RUN_SERIES) -n $(RUN_NODES) -c $$cpus -t $(VM_TIMEOUT) -- $(RUN_CMD)
 
+# The same job on the host's own kernel with the native engine (Linux
+# 6.7+, no VM, no module): RUN_NODES devices sharing the host's CPUs.
+run-native: FORCE
+	$(DEPS)
+	$(MAKE) all
+	@echo "make run-native: kernel $$(uname -r), native engine, $(RUN_NODES) devices (host: $$(nproc) cores): $(RUN_CMD)"
+	GPSU_ENGINE=user GPSU_DEVICES=$(RUN_NODES) $(RUN_CMD)
+
 soak: FORCE
 	$(DEPS)
 	$(MAKE) all
@@ -290,4 +300,4 @@ distclean: clean
 
 FORCE:
 
-.PHONY: all modules lib bench tests docs lint tools check check-debug run soak figures bundle install dkms-install dkms-uninstall dkms-check clean distclean FORCE
+.PHONY: all modules lib bench tests docs lint tools check check-debug run run-native soak figures bundle install dkms-install dkms-uninstall dkms-check clean distclean FORCE
