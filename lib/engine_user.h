@@ -4,16 +4,21 @@
  *
  *   engine_user_capture.c  write capture: the userfaultfd (asynchronous
  *                          write-protect) and PAGEMAP_SCAN, their probe
- *   engine_user.c          devices, replicas and twins, harvest, push,
- *                          fences, the ops table (over the pure core:
- *                          core/gps_diff, gps_queue, gps_bytes,
- *                          gps_linkmodel)
+ *   engine_user.c          devices, replicas and twins, subscriptions,
+ *                          harvest, push, fences, tracking, the ops
+ *                          table (over the pure core: core/gps_diff,
+ *                          gps_queue, gps_bytes, gps_linkmodel)
  *
  * Lock order (outer to inner):
  *
- *   gpsu_user.allocs_lock (rwlock)  the list of allocations; fences hold
- *                                   it for reading, alloc and free for
- *                                   writing
+ *   gpsu_user.allocs_lock (rwlock)  the list of allocations and every
+ *                                   allocation's subscriptions (masks,
+ *                                   which replica each view maps); fences,
+ *                                   copies and reads hold it for reading;
+ *                                   alloc, free, advice and tracking for
+ *                                   writing (so every queue is empty then:
+ *                                   a queue only holds blocks inside a
+ *                                   fence)
  *     dev->lock                     device d's harvest and its queue
  *                                   (the driver's harvest_lock); one at
  *                                   a time
@@ -62,6 +67,8 @@ struct gpsu_user_stats {
 	uint64_t blocks_pushed;		/* blocks written into other replicas */
 	uint64_t bytes_pushed;		/* bytes of those blocks, per receiver */
 	uint64_t fences;		/* fences of one device */
+	uint64_t subscribes;		/* replicas of a GPS page added */
+	uint64_t unsubscribes;		/* replicas of a GPS page dropped */
 };
 
 /* Adds up the counters since the engine opened into @st. */
