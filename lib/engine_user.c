@@ -34,16 +34,20 @@
  * page is a MAP_FIXED mapping of a subscriber's region of the memfd: it
  * loads that replica, and its stores land there, captured through its
  * own view and diffed against that replica's twin, so a queued page is
- * (replica, page). A change of subscription (advice, collapse)
+ * (replica, page). A change of subscription (advice, collapse, tracking)
  * publishes every pending store of the page, fills a new replica, points
  * the views again, publishes what reached a replica meanwhile, and
  * punches the dropped replicas out of the memfd.
  *
  * Not yet (each fails with ENOTSUP, gpsErrorNotSupported, or is said so
- * in Documentation/engines.rst): automatic subscription (tracking)
- * is refused; no push thread (a queue leaves at a fence or above its
- * watermark); asynchronous fences are synchronous; managed memory on
- * fault is one shared copy, never moved.
+ * in Documentation/engines.rst): no push thread (a queue leaves at a
+ * fence or above its watermark); asynchronous fences are synchronous;
+ * managed memory on fault is one shared copy, never moved.
+ *
+ * Tracking sees a device's first access to a GPS page by making its
+ * views PROT_NONE: the SIGSEGV goes through engine_user_fault.c to
+ * gpsu_user_track_fault, which records the device as a user of the page
+ * and opens the page in its view.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -106,11 +110,14 @@ struct gpsu_user_alloc {
 	 * it held for writing). subs[g]: the devices holding a replica of
 	 * GPS page g (never none); map[v * ngp + g]: the replica view v maps
 	 * there (v == ndev: the host view), its own for a subscriber, a
-	 * subscriber's for the others; collapsed[g]: system scope, one copy.
+	 * subscriber's for the others; collapsed[g]: system scope, one copy;
+	 * touched[g]: the devices that accessed g while tracked (set in the
+	 * fault handler).
 	 */
 	size_t ps, ngp;
-	uint64_t *subs;
+	uint64_t *subs, *touched;
 	uint8_t *map, *collapsed;
+	bool tracked;			/* its device views watched (tracking) */
 };
 
 static struct {
@@ -122,6 +129,7 @@ static struct {
 	struct gpsu_user_dev dev[GPSU_MAX_DEVICES];
 	pthread_rwlock_t allocs_lock;
 	struct gpsu_user_alloc *allocs;	/* GPS allocations */
+	bool tracking;			/* under allocs_lock */
 	struct gpsu_user_stats st;	/* atomic adds */
 } gpsu_user = {
 	/* fences hold it to read: allocations must not wait behind them */
@@ -326,10 +334,13 @@ static void gpsu_user_release(struct gpsu_user_alloc *ua)
 	for (d = 0; d < GPSU_USER_STRIPES; d++)
 		pthread_mutex_destroy(&ua->plock[d]);
 	free(ua->subs);
+	free(ua->touched);
 	free(ua->map);
 	free(ua->collapsed);
 	free(ua);
 }
+
+static int gpsu_user_track_on(struct gpsu_user_alloc *ua);
 
 /* GPS: where view @v maps GPS page @g (v == ndev: the host view). */
 static uint8_t *gpsu_user_mapp(const struct gpsu_user_alloc *ua, int v,
@@ -377,9 +388,10 @@ static int gpsu_user_subs_init(struct gpsu_user_alloc *ua)
 
 	ua->ngp = ua->len / ua->ps;
 	ua->subs = calloc(ua->ngp, sizeof(*ua->subs));
+	ua->touched = calloc(ua->ngp, sizeof(*ua->touched));
 	ua->collapsed = calloc(ua->ngp, 1);
 	ua->map = calloc((size_t)(gpsu_user.ndev + 1) * ua->ngp, 1);
-	if (!ua->subs || !ua->collapsed || !ua->map)
+	if (!ua->subs || !ua->touched || !ua->collapsed || !ua->map)
 		return ENOMEM;
 	for (g = 0; g < ua->ngp; g++) {
 		ua->subs[g] = subs;
@@ -494,15 +506,23 @@ static int gpsu_user_alloc(struct gpsu_alloc *a, unsigned int page_size)
 		if (ret)
 			goto err_unmap;
 		pthread_rwlock_wrlock(&gpsu_user.allocs_lock);
-		ua->next = gpsu_user.allocs;
-		gpsu_user.allocs = ua;
+		/* born while tracking: tracked, as the driver's */
+		if (gpsu_user.tracking && !(a->flags & GPSU_ALLOC_MANUAL))
+			ret = gpsu_user_track_on(ua);
+		if (!ret) {
+			ua->next = gpsu_user.allocs;
+			gpsu_user.allocs = ua;
+		}
 		pthread_rwlock_unlock(&gpsu_user.allocs_lock);
+		if (ret)
+			goto err_unmap;
 	}
 	a->handle = (uintptr_t)ua;
 	a->engine = ua;
 	return 0;
 
 err_unmap:
+	gpsu_fault_del(ua);
 	gpsu_user_unmap(a);
 err_release:
 	gpsu_user_release(ua);
@@ -530,6 +550,8 @@ static int gpsu_user_free(struct gpsu_alloc *a)
 		}
 		pthread_rwlock_unlock(&gpsu_user.allocs_lock);
 	}
+	/* no fault handler acts on the views once they go */
+	gpsu_fault_del(ua);
 	gpsu_user_unmap(a);
 	gpsu_user_release(ua);
 	a->engine = NULL;
@@ -908,16 +930,17 @@ static void gpsu_user_settle(struct gpsu_user_alloc *ua, size_t g,
 /*
  * Points GPS page @g of view @v at replica @r: a MAP_FIXED mapping of
  * that replica's region of the memfd, armed for capture (a new mapping
- * is not registered).
+ * is not registered), PROT_NONE while its device is tracked.
  */
 static int gpsu_user_point(struct gpsu_user_alloc *ua, int v, size_t g,
 			   int r)
 {
 	char *at = gpsu_user_view(ua, v) + g * ua->ps;
+	int prot = ua->tracked && v < gpsu_user.ndev ? PROT_NONE :
+		   PROT_READ | PROT_WRITE;
 	void *m;
 
-	m = mmap(at, ua->ps, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-		 ua->memfd,
+	m = mmap(at, ua->ps, prot, MAP_SHARED | MAP_FIXED, ua->memfd,
 		 (off_t)((size_t)r * ua->len + g * ua->ps));
 	if (m == MAP_FAILED)
 		return errno;
@@ -1071,10 +1094,110 @@ static int gpsu_user_query(const struct gpsu_alloc *a, size_t first,
 	return 0;
 }
 
+/* ---- tracking: automatic subscription ------------------------------- */
+
+/*
+ * A tracked device's first access to a GPS page (SIGSEGV on its
+ * PROT_NONE view): the device is recorded as a user of the page, and
+ * the page opened in its view. In the signal handler.
+ */
+static bool gpsu_user_track_fault(void *ctx, int d, uintptr_t addr)
+{
+	struct gpsu_user_alloc *ua = ctx;
+	size_t g = (addr - (uintptr_t)ua->a->views[d]) / ua->ps;
+
+	__atomic_fetch_or(&ua->touched[g], 1ULL << d, __ATOMIC_RELAXED);
+	GPSU_STAT_ADD(track_faults, 1);
+	return !mprotect(ua->a->views[d] + g * ua->ps, ua->ps,
+			 PROT_READ | PROT_WRITE);
+}
+
+/*
+ * Starts tracking @ua: every device subscribed to every page but the
+ * collapsed ones (so that each sees its own replica), the touched masks
+ * cleared, every device view PROT_NONE with its faults routed here.
+ * allocs_lock held for writing.
+ */
+static int gpsu_user_track_on(struct gpsu_user_alloc *ua)
+{
+	uint64_t all = gpsu_user.ndev >= 64 ? ~0ULL :
+		       (1ULL << gpsu_user.ndev) - 1;
+	size_t g;
+	int d, ret = 0;
+
+	for (g = 0; g < ua->ngp && !ret; g++) {
+		__atomic_store_n(&ua->touched[g], 0, __ATOMIC_RELAXED);
+		if (!ua->collapsed[g])
+			ret = gpsu_user_resub(ua, g, all);
+	}
+	for (d = 0; d < gpsu_user.ndev && !ret; d++)
+		ret = gpsu_fault_add(ua->a->views[d], ua->len,
+				     gpsu_user_track_fault, ua, d);
+	if (ret) {
+		gpsu_fault_del(ua);
+		return ret;
+	}
+	ua->tracked = true;
+	for (d = 0; d < gpsu_user.ndev; d++)
+		if (mprotect(ua->a->views[d], ua->len, PROT_NONE) && !ret)
+			ret = errno;
+	return ret;
+}
+
+/*
+ * Stops tracking @ua: views opened again (before the faults stop being
+ * routed: an access in between would kill), then each page kept by the
+ * devices that used it; a page nobody used keeps one copy, at home if
+ * it has one. Collapsed pages are left alone.
+ */
+static int gpsu_user_track_off(struct gpsu_user_alloc *ua)
+{
+	uint64_t keep, home = 1ULL << ua->a->home;
+	size_t g;
+	int d, ret = 0, e;
+
+	ua->tracked = false;
+	for (d = 0; d < gpsu_user.ndev; d++)
+		if (mprotect(ua->a->views[d], ua->len,
+			     PROT_READ | PROT_WRITE) && !ret)
+			ret = errno;
+	gpsu_fault_del(ua);
+	for (g = 0; g < ua->ngp; g++) {
+		if (ua->collapsed[g])
+			continue;
+		keep = __atomic_load_n(&ua->touched[g], __ATOMIC_RELAXED) &
+		       ua->subs[g];
+		if (!keep)
+			keep = (ua->subs[g] & home) ? home :
+			       1ULL << __builtin_ctzll(ua->subs[g]);
+		e = gpsu_user_resub(ua, g, keep);
+		if (e && !ret)
+			ret = e;
+	}
+	return ret;
+}
+
+/* START or STOP for every automatic GPS allocation; EINVAL: no change. */
 static int gpsu_user_track(bool start)
 {
-	(void)start;
-	return ENOTTY;	/* automatic subscription: not yet */
+	struct gpsu_user_alloc *ua;
+	int ret = 0, e;
+
+	pthread_rwlock_wrlock(&gpsu_user.allocs_lock);
+	if (gpsu_user.tracking == start) {
+		pthread_rwlock_unlock(&gpsu_user.allocs_lock);
+		return EINVAL;
+	}
+	gpsu_user.tracking = start;
+	for (ua = gpsu_user.allocs; ua; ua = ua->next) {
+		if (ua->a->flags & GPSU_ALLOC_MANUAL)
+			continue;
+		e = start ? gpsu_user_track_on(ua) : gpsu_user_track_off(ua);
+		if (e && !ret)
+			ret = e;
+	}
+	pthread_rwlock_unlock(&gpsu_user.allocs_lock);
+	return ret;
 }
 
 const struct gpsu_engine_ops gpsu_engine_user = {

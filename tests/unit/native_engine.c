@@ -11,7 +11,8 @@
  * stores to the same bytes converge; many threads per device storing and
  * releasing lose no published store; a non-subscriber is served by a
  * subscriber's replica and pushes skip it; the last subscriber cannot
- * leave; a collapse leaves one copy. Every test asserts the capture's
+ * leave; tracking keeps exactly the devices that touched a page; a
+ * collapse leaves one copy. Every test asserts the capture's
  * counters, so none passes without userfaultfd write-protect and
  * PAGEMAP_SCAN doing the work.
  */
@@ -353,6 +354,56 @@ TEST(unsubscribe_keeps_one)
 	for (d = 0; d < NDEV; d++)
 		ASSERT_EQ('x', ((volatile char *)view(p, d))[65536 + 3]);
 	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
+/* Tracking keeps exactly the devices that touched each page. */
+TEST(tracking_keeps_the_touchers)
+{
+	struct gpsu_user_stats s0, s1;
+	unsigned long long m[4];
+	uint32_t *p, *q;
+	int d;
+
+	use_native(NDEV);
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 4 * 65536, 0));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&q, 65536,
+					   gpsMemGPSManual));
+	gpsu_user_stats(&s0);
+	ASSERT_EQ(gpsSuccess, gpsTrackingStart());
+	ASSERT_EQ(gpsErrorInvalidValue, gpsTrackingStart());
+	/* page d by device d; page 3 also read by device 1 */
+	for (d = 0; d < NDEV; d++)
+		((volatile uint32_t *)view(p, d))[d * 16384 + 1] = 100 + d;
+	ASSERT_EQ(0, ((volatile uint32_t *)view(p, 1))[3 * 16384 + 2]);
+	/* a manual allocation is not tracked */
+	((volatile uint32_t *)view(q, 2))[0] = 1;
+	ASSERT_EQ(gpsSuccess, gpsTrackingStop());
+	ASSERT_EQ(gpsErrorInvalidValue, gpsTrackingStop());
+	gpsu_user_stats(&s1);
+	ASSERT_EQ(5, s1.track_faults - s0.track_faults);
+	masks(p, 65536, 4, m);
+	ASSERT_EQ(1ULL, m[0]);
+	ASSERT_EQ(2ULL, m[1]);
+	ASSERT_EQ(4ULL, m[2]);
+	ASSERT_EQ(8ULL | 2ULL, m[3]);
+	masks(q, 65536, 1, m);
+	ASSERT_EQ(1ULL, m[0]);
+	/* the stores made while tracked reach every view */
+	for (d = 0; d < NDEV; d++) {
+		int e;
+
+		for (e = 0; e < NDEV; e++)
+			ASSERT_EQ(100 + e, ((volatile uint32_t *)view(p, d))
+						[e * 16384 + 1]);
+	}
+	/* no fault cost outside tracking */
+	gpsu_user_stats(&s0);
+	((volatile uint32_t *)view(p, 2))[5] = 1;
+	gpsu_user_stats(&s1);
+	ASSERT_EQ(s0.track_faults, s1.track_faults);
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+	ASSERT_EQ(gpsSuccess, gpsFree(q));
 }
 
 /* A collapse leaves one copy that every view maps: no fence needed. */
