@@ -41,13 +41,13 @@
  *
  * Not yet (each fails with ENOTSUP, gpsErrorNotSupported, or is said so
  * in Documentation/engines.rst): no push thread (a queue leaves at a
- * fence or above its watermark); asynchronous fences are synchronous;
- * managed memory on fault is one shared copy, never moved.
+ * fence or above its watermark); asynchronous fences are synchronous.
  *
- * Tracking sees a device's first access to a GPS page by making its
- * views PROT_NONE: the SIGSEGV goes through engine_user_fault.c to
- * gpsu_user_track_fault, which records the device as a user of the page
- * and opens the page in its view.
+ * Tracking and managed memory on fault see a device's first access by
+ * making its view (or page) PROT_NONE: the SIGSEGV goes through
+ * engine_user_fault.c to gpsu_user_track_fault (the device recorded as a
+ * user of the GPS page, the page opened) or gpsu_user_um_fault (the
+ * small page moved to the device: the old owner's view closed).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -118,6 +118,13 @@ struct gpsu_user_alloc {
 	uint64_t *subs, *touched;
 	uint8_t *map, *collapsed;
 	bool tracked;			/* its device views watched (tracking) */
+	/*
+	 * Managed memory on fault: the device whose view has small page p
+	 * (owner[p]); the others' views have it PROT_NONE, and their first
+	 * access moves it (um_lock, a spinlock taken in the fault handler).
+	 */
+	uint8_t *owner;
+	int um_lock;
 };
 
 static struct {
@@ -337,10 +344,12 @@ static void gpsu_user_release(struct gpsu_user_alloc *ua)
 	free(ua->touched);
 	free(ua->map);
 	free(ua->collapsed);
+	free(ua->owner);
 	free(ua);
 }
 
 static int gpsu_user_track_on(struct gpsu_user_alloc *ua);
+static int gpsu_user_um_on(struct gpsu_user_alloc *ua);
 
 /* GPS: where view @v maps GPS page @g (v == ndev: the host view). */
 static uint8_t *gpsu_user_mapp(const struct gpsu_user_alloc *ua, int v,
@@ -514,6 +523,10 @@ static int gpsu_user_alloc(struct gpsu_alloc *a, unsigned int page_size)
 			gpsu_user.allocs = ua;
 		}
 		pthread_rwlock_unlock(&gpsu_user.allocs_lock);
+		if (ret)
+			goto err_unmap;
+	} else if (a->kind == GPSU_KIND_UM) {
+		ret = gpsu_user_um_on(ua);
 		if (ret)
 			goto err_unmap;
 	}
@@ -1078,6 +1091,7 @@ static int gpsu_user_query(const struct gpsu_alloc *a, size_t first,
 			   uint32_t nr, unsigned long long *subs)
 {
 	const struct gpsu_user_alloc *ua = a->engine;
+	size_t per = a->page_size / PAGE_SIZE;
 	uint32_t i;
 
 	if (first > a->map_size / a->page_size ||
@@ -1087,6 +1101,10 @@ static int gpsu_user_query(const struct gpsu_alloc *a, size_t first,
 	for (i = 0; i < nr; i++) {
 		if (ua->subs)
 			subs[i] = ua->subs[first + i];
+		else if (ua->owner)
+			subs[i] = 1ULL << __atomic_load_n(
+					&ua->owner[(first + i) * per],
+					__ATOMIC_RELAXED);
 		else
 			subs[i] = 1ULL << a->home;
 	}
@@ -1198,6 +1216,64 @@ static int gpsu_user_track(bool start)
 	}
 	pthread_rwlock_unlock(&gpsu_user.allocs_lock);
 	return ret;
+}
+
+/* ---- managed memory on fault ---------------------------------------- */
+
+/*
+ * Device @d's first access to a managed small page another device has:
+ * it moves to @d (the old owner's view closed, @d's opened, the memory
+ * moved to @d's node where there are several). One copy throughout, so
+ * nothing is copied and no store is lost. In the signal handler.
+ */
+static bool gpsu_user_um_fault(void *ctx, int d, uintptr_t addr)
+{
+	struct gpsu_user_alloc *ua = ctx;
+	size_t p = (addr - (uintptr_t)ua->a->views[d]) / PAGE_SIZE;
+	size_t at = p * PAGE_SIZE;
+	bool ok;
+	int old;
+
+	while (__atomic_exchange_n(&ua->um_lock, 1, __ATOMIC_ACQUIRE))
+		;
+	old = ua->owner[p];
+	if (old != d) {
+		(void)mprotect(ua->a->views[old] + at, PAGE_SIZE, PROT_NONE);
+		__atomic_store_n(&ua->owner[p], (uint8_t)d, __ATOMIC_RELAXED);
+		if (numa_max_node() > 0) {
+			void *pg = ua->back + at;
+			int node = gpsu_user.dev[d].node, status;
+
+			(void)numa_move_pages(0, 1, &pg, &node, &status,
+					      MPOL_MF_MOVE);
+		}
+		GPSU_STAT_ADD(um_moves, 1);
+	}
+	ok = !mprotect(ua->a->views[d] + at, PAGE_SIZE, PROT_READ | PROT_WRITE);
+	__atomic_store_n(&ua->um_lock, 0, __ATOMIC_RELEASE);
+	return ok;
+}
+
+/* Managed memory on fault at birth: every page with its home. */
+static int gpsu_user_um_on(struct gpsu_user_alloc *ua)
+{
+	size_t n = ua->len / PAGE_SIZE;
+	int d, ret;
+
+	ua->owner = malloc(n);
+	if (!ua->owner)
+		return ENOMEM;
+	memset(ua->owner, ua->a->home, n);
+	for (d = 0; d < gpsu_user.ndev; d++) {
+		ret = gpsu_fault_add(ua->a->views[d], ua->len,
+				     gpsu_user_um_fault, ua, d);
+		if (ret)
+			return ret;
+		if (d != ua->a->home &&
+		    mprotect(ua->a->views[d], ua->len, PROT_NONE))
+			return errno;
+	}
+	return 0;
 }
 
 const struct gpsu_engine_ops gpsu_engine_user = {

@@ -6,7 +6,7 @@
  *                          write-protect) and PAGEMAP_SCAN, their probe
  *   engine_user_fault.c    access faults: SIGSEGV on views made
  *                          PROT_NONE, routed to the range's callback
- *                          (tracking)
+ *                          (tracking, managed memory on fault)
  *   engine_user.c          devices, replicas and twins, subscriptions,
  *                          harvest, push, fences, tracking, the ops
  *                          table (over the pure core: core/gps_diff,
@@ -33,7 +33,8 @@
  *                                   alone
  *
  * The SIGSEGV handler takes none of them: it reads the fault table
- * without a lock.
+ * without a lock, and a managed allocation's ownership spinlock
+ * (um_lock), which nothing else takes while touching a view.
  */
 #ifndef GPSU_ENGINE_USER_H
 #define GPSU_ENGINE_USER_H
@@ -94,6 +95,7 @@ struct gpsu_user_stats {
 	uint64_t subscribes;		/* replicas of a GPS page added */
 	uint64_t unsubscribes;		/* replicas of a GPS page dropped */
 	uint64_t track_faults;		/* first accesses seen in tracking */
+	uint64_t um_moves;		/* managed pages moved on a fault */
 };
 
 /* Adds up the counters since the engine opened into @st. */

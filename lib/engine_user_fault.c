@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The native engine's access faults: views (or parts of them) made
- * PROT_NONE so that a device's first access is seen (tracking). A
- * SIGSEGV with SEGV_ACCERR in a registered range calls that range's
- * callback, which records the
+ * PROT_NONE so that a device's first access is seen (tracking, managed
+ * memory that moves on faults). A SIGSEGV with SEGV_ACCERR in a
+ * registered range calls that range's callback, which records the
  * access and opens the page; any other SIGSEGV goes to the handler that
  * was installed before ours (or the default action), so a program's real
  * crashes stay crashes.

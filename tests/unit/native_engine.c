@@ -12,7 +12,8 @@
  * releasing lose no published store; a non-subscriber is served by a
  * subscriber's replica and pushes skip it; the last subscriber cannot
  * leave; tracking keeps exactly the devices that touched a page; a
- * collapse leaves one copy. Every test asserts the capture's
+ * collapse leaves one copy; managed memory moves to the device that
+ * touches it. Every test asserts the capture's
  * counters, so none passes without userfaultfd write-protect and
  * PAGEMAP_SCAN doing the work.
  */
@@ -435,6 +436,34 @@ TEST(collapse_one_copy)
 	ASSERT_EQ(gpsSuccess, gpsFree(p));
 }
 
+/* Managed memory on fault: a page moves to the device that touches it. */
+TEST(managed_moves_on_fault)
+{
+	struct gpsu_user_stats s0, s1;
+	unsigned long long m[2];
+	size_t np;
+	int *u;
+
+	use_native(NDEV);
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(1));
+	ASSERT_EQ(gpsSuccess, gpsMallocManagedFlags((void **)&u, 8192,
+						    gpsMemManagedOnFault));
+	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(u, 8192, m, 2, &np));
+	ASSERT_EQ(2ULL, m[0]);
+	ASSERT_EQ(2ULL, m[1]);
+	gpsu_user_stats(&s0);
+	((volatile int *)view(u, 3))[1024] = 9;		/* page 1 */
+	gpsu_user_stats(&s1);
+	ASSERT_EQ(1, s1.um_moves - s0.um_moves);
+	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(u, 8192, m, 2, &np));
+	ASSERT_EQ(2ULL, m[0]);
+	ASSERT_EQ(8ULL, m[1]);
+	/* one copy: device 1 reads it back (and takes the page back) */
+	ASSERT_EQ(9, ((volatile int *)view(u, 1))[1024]);
+	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(u, 8192, m, 2, &np));
+	ASSERT_EQ(2ULL, m[1]);
+	ASSERT_EQ(gpsSuccess, gpsFree(u));
+}
 
 /* ---- a word is never torn -------------------------------------------- */
 
