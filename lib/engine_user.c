@@ -23,21 +23,35 @@
  * diffed against its twin (core gps_diff_page, the twin updated), and
  * its changed blocks go into d's coalescing queue (core gps_queue_add),
  * whose policy pushes them when it must: a push writes the masked bytes
- * into every other replica (core gps_bytes_apply: never a torn word, a
- * receiver's own stores to the other bytes kept) and into its twin
- * (gps_bytes_blend), so that the receiver never publishes them as its
- * own. A fence of d is a harvest of d, then its queue drained, then the
- * wait the link model (core gps_linkmodel.h) asks for.
+ * into every other subscriber's replica (core gps_bytes_apply: never a
+ * torn word, a receiver's own stores to the other bytes kept) and into
+ * its twin (gps_bytes_blend), so that the receiver never publishes them
+ * as its own. A fence of d is a harvest of d, then its queue drained,
+ * then the wait the link model (core gps_linkmodel.h) asks for.
+ *
+ * Subscriptions: each GPS page has its subscribers (every device, or
+ * the home alone for gpsMemGPSManual). A non-subscriber's view of the
+ * page is a MAP_FIXED mapping of a subscriber's region of the memfd: it
+ * loads that replica, and its stores land there, captured through its
+ * own view and diffed against that replica's twin, so a queued page is
+ * (replica, page). A change of subscription (advice, collapse, tracking)
+ * publishes every pending store of the page, fills a new replica, points
+ * the views again, publishes what reached a replica meanwhile, and
+ * punches the dropped replicas out of the memfd.
  *
  * Not yet (each fails with ENOTSUP, gpsErrorNotSupported, or is said so
- * in Documentation/engines.rst): every device subscribes to every page
- * (manual allocations too; unsubscribe, collapse and tracking are
- * refused); no push thread (a queue leaves at a fence or above its
- * watermark); asynchronous fences are synchronous; managed memory on
- * fault is one shared copy, never moved.
+ * in Documentation/engines.rst): no push thread (a queue leaves at a
+ * fence or above its watermark); asynchronous fences are synchronous.
+ *
+ * Tracking and managed memory on fault see a device's first access by
+ * making its view (or page) PROT_NONE: the SIGSEGV goes through
+ * engine_user_fault.c to gpsu_user_track_fault (the device recorded as a
+ * user of the GPS page, the page opened) or gpsu_user_um_fault (the
+ * small page moved to the device: the old owner's view closed).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <numa.h>
 #include <numaif.h>
 #include <pthread.h>
@@ -71,6 +85,7 @@ struct gpsu_user_dev {
 	int node;
 	int share, shares;
 	uint64_t link_busy;		/* link busy until (ns), under lock */
+	uint64_t replica_pages;		/* small pages of replicas (atomic) */
 };
 
 /* One allocation's engine state (struct gpsu_alloc.engine). */
@@ -90,6 +105,26 @@ struct gpsu_user_alloc {
 	 * stores converge and no word is sent mixed from two stores.
 	 */
 	pthread_mutex_t plock[GPSU_USER_STRIPES];
+	/*
+	 * GPS: the subscriptions, under gpsu_user.allocs_lock (written with
+	 * it held for writing). subs[g]: the devices holding a replica of
+	 * GPS page g (never none); map[v * ngp + g]: the replica view v maps
+	 * there (v == ndev: the host view), its own for a subscriber, a
+	 * subscriber's for the others; collapsed[g]: system scope, one copy;
+	 * touched[g]: the devices that accessed g while tracked (set in the
+	 * fault handler).
+	 */
+	size_t ps, ngp;
+	uint64_t *subs, *touched;
+	uint8_t *map, *collapsed;
+	bool tracked;			/* its device views watched (tracking) */
+	/*
+	 * Managed memory on fault: the device whose view has small page p
+	 * (owner[p]); the others' views have it PROT_NONE, and their first
+	 * access moves it (um_lock, a spinlock taken in the fault handler).
+	 */
+	uint8_t *owner;
+	int um_lock;
 };
 
 static struct {
@@ -101,6 +136,7 @@ static struct {
 	struct gpsu_user_dev dev[GPSU_MAX_DEVICES];
 	pthread_rwlock_t allocs_lock;
 	struct gpsu_user_alloc *allocs;	/* GPS allocations */
+	bool tracking;			/* under allocs_lock */
 	struct gpsu_user_stats st;	/* atomic adds */
 } gpsu_user = {
 	/* fences hold it to read: allocations must not wait behind them */
@@ -264,6 +300,8 @@ static int gpsu_user_device_info(int device, struct gpsu_engine_dev *info)
 		info->mem_total = total > 0 ? (uint64_t)total : 0;
 		info->mem_free = avail > 0 ? (uint64_t)avail : 0;
 	}
+	info->replica_pages = __atomic_load_n(&dev->replica_pages,
+					      __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -283,9 +321,16 @@ static void gpsu_user_unmap(struct gpsu_alloc *a)
 	a->nviews = 0;
 }
 
+static void gpsu_user_count(const struct gpsu_user_alloc *ua, uint64_t subs,
+			    bool add);
+
 static void gpsu_user_release(struct gpsu_user_alloc *ua)
 {
+	size_t g;
 	int d;
+
+	for (g = 0; ua->subs && g < ua->ngp; g++)
+		gpsu_user_count(ua, ua->subs[g], false);
 
 	if (ua->back)
 		munmap(ua->back, (size_t)ua->nrep * ua->len);
@@ -295,7 +340,77 @@ static void gpsu_user_release(struct gpsu_user_alloc *ua)
 		close(ua->memfd);
 	for (d = 0; d < GPSU_USER_STRIPES; d++)
 		pthread_mutex_destroy(&ua->plock[d]);
+	free(ua->subs);
+	free(ua->touched);
+	free(ua->map);
+	free(ua->collapsed);
+	free(ua->owner);
 	free(ua);
+}
+
+static int gpsu_user_track_on(struct gpsu_user_alloc *ua);
+static int gpsu_user_um_on(struct gpsu_user_alloc *ua);
+
+/* GPS: where view @v maps GPS page @g (v == ndev: the host view). */
+static uint8_t *gpsu_user_mapp(const struct gpsu_user_alloc *ua, int v,
+			       size_t g)
+{
+	return &ua->map[(size_t)v * ua->ngp + g];
+}
+
+static char *gpsu_user_view(const struct gpsu_user_alloc *ua, int v)
+{
+	return v == gpsu_user.ndev ? ua->a->host : ua->a->views[v];
+}
+
+/* Replica pages held by the subscribers of @subs, one GPS page each. */
+static void gpsu_user_count(const struct gpsu_user_alloc *ua, uint64_t subs,
+			    bool add)
+{
+	uint64_t n = ua->ps / PAGE_SIZE;
+	int d;
+
+	for (d = 0; d < gpsu_user.ndev; d++) {
+		if (!(subs & (1ULL << d)))
+			continue;
+		if (add)
+			__atomic_fetch_add(&gpsu_user.dev[d].replica_pages, n,
+					   __ATOMIC_RELAXED);
+		else
+			__atomic_fetch_sub(&gpsu_user.dev[d].replica_pages, n,
+					   __ATOMIC_RELAXED);
+	}
+}
+
+/*
+ * GPS: the subscription state at birth: every device (automatic), or
+ * the home alone (gpsMemGPSManual), whose replica the others' views map.
+ */
+static int gpsu_user_subs_init(struct gpsu_user_alloc *ua)
+{
+	uint64_t all = gpsu_user.ndev >= 64 ? ~0ULL :
+		       (1ULL << gpsu_user.ndev) - 1;
+	uint64_t subs = (ua->a->flags & GPSU_ALLOC_MANUAL) ?
+			1ULL << ua->a->home : all;
+	size_t g;
+	int v;
+
+	ua->ngp = ua->len / ua->ps;
+	ua->subs = calloc(ua->ngp, sizeof(*ua->subs));
+	ua->touched = calloc(ua->ngp, sizeof(*ua->touched));
+	ua->collapsed = calloc(ua->ngp, 1);
+	ua->map = calloc((size_t)(gpsu_user.ndev + 1) * ua->ngp, 1);
+	if (!ua->subs || !ua->touched || !ua->collapsed || !ua->map)
+		return ENOMEM;
+	for (g = 0; g < ua->ngp; g++) {
+		ua->subs[g] = subs;
+		for (v = 0; v <= gpsu_user.ndev; v++)
+			*gpsu_user_mapp(ua, v, g) =
+				(v < gpsu_user.ndev && (subs & (1ULL << v))) ?
+				(uint8_t)v : (uint8_t)ua->a->home;
+		gpsu_user_count(ua, subs, true);
+	}
+	return 0;
 }
 
 /* A view of replica @r: a mapping of its region of the memfd. */
@@ -367,14 +482,22 @@ static int gpsu_user_alloc(struct gpsu_alloc *a, unsigned int page_size)
 	}
 	a->map_size = ua->len;
 	a->page_size = ps;
+	ua->ps = ps;
+	if (gps) {
+		ret = gpsu_user_subs_init(ua);
+		if (ret)
+			goto err_release;
+	}
 	gpsu_user_place(ua);
 
-	/* GPS: a view per device on its replica, armed, and the host's.
-	 * UM: every device's view on the one copy. CONV: the home's. */
+	/* GPS: a view per device on the replica it maps, armed, and the
+	 * host's. UM: every device's view on the one copy. CONV: the
+	 * home's. */
 	for (d = 0; d < gpsu_user.ndev; d++) {
 		if (!gpsu_has_views(a) && d != a->home)
 			continue;
-		a->views[d] = gpsu_user_map(ua, gps ? d : 0);
+		a->views[d] = gpsu_user_map(ua, gps ? *gpsu_user_mapp(ua, d, 0) :
+						      0);
 		if (!a->views[d])
 			goto err_unmap;
 		a->nviews = d + 1;
@@ -392,15 +515,27 @@ static int gpsu_user_alloc(struct gpsu_alloc *a, unsigned int page_size)
 		if (ret)
 			goto err_unmap;
 		pthread_rwlock_wrlock(&gpsu_user.allocs_lock);
-		ua->next = gpsu_user.allocs;
-		gpsu_user.allocs = ua;
+		/* born while tracking: tracked, as the driver's */
+		if (gpsu_user.tracking && !(a->flags & GPSU_ALLOC_MANUAL))
+			ret = gpsu_user_track_on(ua);
+		if (!ret) {
+			ua->next = gpsu_user.allocs;
+			gpsu_user.allocs = ua;
+		}
 		pthread_rwlock_unlock(&gpsu_user.allocs_lock);
+		if (ret)
+			goto err_unmap;
+	} else if (a->kind == GPSU_KIND_UM) {
+		ret = gpsu_user_um_on(ua);
+		if (ret)
+			goto err_unmap;
 	}
 	a->handle = (uintptr_t)ua;
 	a->engine = ua;
 	return 0;
 
 err_unmap:
+	gpsu_fault_del(ua);
 	gpsu_user_unmap(a);
 err_release:
 	gpsu_user_release(ua);
@@ -428,6 +563,8 @@ static int gpsu_user_free(struct gpsu_alloc *a)
 		}
 		pthread_rwlock_unlock(&gpsu_user.allocs_lock);
 	}
+	/* no fault handler acts on the views once they go */
+	gpsu_fault_del(ua);
 	gpsu_user_unmap(a);
 	gpsu_user_release(ua);
 	a->engine = NULL;
@@ -441,16 +578,33 @@ static char *gpsu_user_replica(const struct gpsu_user_alloc *ua, int r)
 	return ua->back + (size_t)(ua->nrep > 1 ? r : 0) * ua->len;
 }
 
+/* What @device sees: its replica, or the subscriber's its view maps. */
 static int gpsu_user_read(const struct gpsu_alloc *a, size_t off, void *buf,
 			  size_t n, int device)
 {
 	const struct gpsu_user_alloc *ua = a->engine;
+	size_t at, end = off + n, part;
 
 	if (off > ua->len || n > ua->len - off)
 		return EINVAL;
 	if (device < 0 || device >= gpsu_user.ndev)
 		return EINVAL;
-	memcpy(buf, gpsu_user_replica(ua, device) + off, n);
+	if (!ua->map) {
+		memcpy(buf, gpsu_user_replica(ua, device) + off, n);
+		return 0;
+	}
+	pthread_rwlock_rdlock(&gpsu_user.allocs_lock);
+	for (at = off; at < end; at += part) {
+		size_t g = at / ua->ps;
+
+		part = (g + 1) * ua->ps - at;
+		if (part > end - at)
+			part = end - at;
+		memcpy((char *)buf + (at - off),
+		       gpsu_user_replica(ua, *gpsu_user_mapp(ua, device, g)) +
+		       at, part);
+	}
+	pthread_rwlock_unlock(&gpsu_user.allocs_lock);
 	return 0;
 }
 
@@ -477,8 +631,11 @@ static int gpsu_user_fill(const struct gpsu_alloc *a, size_t off,
 
 	if (off > ua->len || n > ua->len - off)
 		return EINVAL;
+	pthread_rwlock_rdlock(&gpsu_user.allocs_lock);
 	for (at = off; at < end; at += part) {
 		pthread_mutex_t *l = gpsu_user_plock(ua, at / PAGE_SIZE);
+		/* the subscribers' replicas: the others hold nothing */
+		uint64_t subs = ua->subs ? ua->subs[at / ua->ps] : ~0ULL;
 
 		part = PAGE_SIZE - at % PAGE_SIZE;
 		if (part > end - at)
@@ -488,6 +645,9 @@ static int gpsu_user_fill(const struct gpsu_alloc *a, size_t off,
 			char *dst = ua->back + (size_t)r * ua->len + at;
 			char *tw = ua->twin ? ua->twin + (size_t)r * ua->len + at :
 					      NULL;
+
+			if (!(subs & (1ULL << r)))
+				continue;
 
 			if (buf) {
 				memcpy(dst, (const char *)buf + (at - off), part);
@@ -502,6 +662,7 @@ static int gpsu_user_fill(const struct gpsu_alloc *a, size_t off,
 		}
 		pthread_mutex_unlock(l);
 	}
+	pthread_rwlock_unlock(&gpsu_user.allocs_lock);
 	return 0;
 }
 
@@ -517,57 +678,12 @@ static int gpsu_user_memset(const struct gpsu_alloc *a, size_t off,
 	return gpsu_user_fill(a, off, NULL, value & 0xff, n);
 }
 
-/* ---- subscriptions: every device subscribes to every page ----------- */
-
-static int gpsu_user_advise(const struct gpsu_alloc *a, size_t off,
-			    size_t len, enum gpsu_advice advice, int device)
-{
-	static const char *const what[] = {
-		[GPSU_ADVISE_UNSUBSCRIBE] = "unsubscribe",
-		[GPSU_ADVISE_COLLAPSE] = "collapse (system scope)",
-	};
-
-	(void)a;
-	(void)off;
-	(void)len;
-	(void)device;
-	if (advice == GPSU_ADVISE_SUBSCRIBE)
-		return 0;	/* subscribed already */
-	if (advice != GPSU_ADVISE_UNSUBSCRIBE &&
-	    advice != GPSU_ADVISE_COLLAPSE)
-		return EINVAL;
-	fprintf(stderr,
-		"libgpsu: native engine: %s is not supported yet (every device subscribes to every page)\n",
-		what[advice]);
-	return ENOTSUP;
-}
-
-static int gpsu_user_query(const struct gpsu_alloc *a, size_t first,
-			   uint32_t nr, unsigned long long *subs)
-{
-	unsigned long long all = gpsu_user.ndev >= 64 ? ~0ULL :
-				 (1ULL << gpsu_user.ndev) - 1;
-	uint32_t i;
-
-	if (first > a->map_size / a->page_size ||
-	    nr > a->map_size / a->page_size - first)
-		return EINVAL;
-	for (i = 0; i < nr; i++)
-		subs[i] = a->kind == GPSU_KIND_GPS ? all : 1ULL << a->home;
-	return 0;
-}
-
-static int gpsu_user_track(bool start)
-{
-	(void)start;
-	return ENOTTY;	/* automatic subscription: not yet */
-}
-
 /* ---- harvest and push ----------------------------------------------- */
 
 /* What a harvest of one device needs in the callbacks. */
 struct gpsu_harvest {
 	int dev;
+	int view;			/* the view harvested (ndev: host) */
 	struct gpsu_user_alloc *ua;
 	struct gps_qstat qst;
 	uint64_t now;
@@ -576,9 +692,23 @@ struct gpsu_harvest {
 };
 
 /*
+ * A queued page is replica r's small page p, numbered r * (small pages
+ * of a replica) + p: a view that maps another device's replica (a
+ * non-subscriber's) stores into that replica, which is what is diffed
+ * and sent from.
+ */
+static uint64_t gpsu_user_qpage(const struct gpsu_user_alloc *ua, int r,
+				size_t p)
+{
+	return (uint64_t)r * (ua->len / PAGE_SIZE) + p;
+}
+
+/*
  * The queue's push (gps_qpush_t): the span's masked bytes from the
- * source's twin (what its diffs read, and what it received since) into
- * every other replica and its twin, under the page's lock: every byte
+ * source replica's twin (what its diffs read, and what it received
+ * since) into every other subscriber's replica and its twin (the page's
+ * subscribers cannot change meanwhile: allocs_lock), under the page's
+ * lock: every byte
  * sent is then the same in the receivers and in the source's twin, so
  * racing stores converge whichever push comes last, and a store made
  * after the diff waits for the next one instead of being sent in part.
@@ -587,11 +717,15 @@ static void gpsu_user_push(void *ctx, const struct gps_qspan *span)
 {
 	struct gpsu_harvest *h = ctx;
 	const struct gpsu_user_alloc *ua = span->owner;
-	size_t at = (size_t)span->page * PAGE_SIZE;
+	size_t npp = ua->len / PAGE_SIZE;
+	int src = (int)(span->page / npp);
+	size_t page = (size_t)(span->page % npp);
+	size_t at = page * PAGE_SIZE;
+	uint64_t subs = ua->subs[at / ua->ps];
 	unsigned int lo = span->lo, n = span->hi - span->lo;
 	const unsigned long *mask = span->mask + lo / BITS_PER_LONG;
-	pthread_mutex_t *l = gpsu_user_plock(ua, span->page);
-	const u8 *from = (const u8 *)ua->twin + (size_t)h->dev * ua->len +
+	pthread_mutex_t *l = gpsu_user_plock(ua, page);
+	const u8 *from = (const u8 *)ua->twin + (size_t)src * ua->len +
 			 at + lo;
 	int r;
 
@@ -599,7 +733,7 @@ static void gpsu_user_push(void *ctx, const struct gps_qspan *span)
 	if (gpsu_user.push_delay_us)
 		usleep(gpsu_user.push_delay_us);
 	for (r = 0; r < ua->nrep; r++) {
-		if (r == h->dev)
+		if (r == src || !(subs & (1ULL << r)))
 			continue;
 		gps_bytes_apply((u8 *)ua->back + (size_t)r * ua->len + at + lo,
 				from, mask, n);
@@ -616,7 +750,8 @@ static void gpsu_user_page(void *ctx, size_t page)
 {
 	struct gpsu_harvest *h = ctx;
 	struct gpsu_user_alloc *ua = h->ua;
-	size_t at = (size_t)h->dev * ua->len + page * PAGE_SIZE;
+	int r = *gpsu_user_mapp(ua, h->view, page * PAGE_SIZE / ua->ps);
+	size_t at = (size_t)r * ua->len + page * PAGE_SIZE;
 	pthread_mutex_t *l = gpsu_user_plock(ua, page);
 	unsigned int n;
 
@@ -628,11 +763,13 @@ static void gpsu_user_page(void *ctx, size_t page)
 	if (!n)
 		return;
 	h->changed++;
-	if (!gps_queue_add(&gpsu_user.dev[h->dev].q, ua, page, h->df.mask,
+	if (!gps_queue_add(&gpsu_user.dev[h->dev].q, ua,
+			   gpsu_user_qpage(ua, r, page), h->df.mask,
 			   h->df.blocks, h->now, gpsu_user_push, h, &h->qst)) {
 		/* refused (a broken push): past the queue, or it is lost */
 		struct gps_qspan span = {
-			.owner = ua, .page = page, .mask = h->df.mask,
+			.owner = ua, .page = gpsu_user_qpage(ua, r, page),
+			.mask = h->df.mask,
 			.lo = 0, .hi = PAGE_SIZE, .blocks = n, .early = true,
 		};
 
@@ -664,11 +801,13 @@ static int gpsu_user_fence_dev(int d, bool own, bool host, uint64_t *until)
 	for (ua = gpsu_user.allocs; ua && !ret; ua = ua->next) {
 		h->ua = ua;
 		if (own) {
+			h->view = d;
 			ret = gpsu_capture_harvest(ua->a->views[d], ua->len,
 						   gpsu_user_page, h);
 			scans++;
 		}
 		if (!ret && host && ua->a->home == d) {
+			h->view = gpsu_user.ndev;
 			ret = gpsu_capture_harvest(ua->a->host, ua->len,
 						   gpsu_user_page, h);
 			scans++;
@@ -746,6 +885,395 @@ static int gpsu_user_fence(int device)
 	if (device >= gpsu_user.ndev)
 		return EINVAL;
 	return gpsu_user_fence_mask(1ULL << device, false);
+}
+
+/* ---- subscriptions -------------------------------------------------- */
+
+/*
+ * Publishes every change in GPS page @g of the replicas of @mask: each
+ * small page diffed against its twin, what changed pushed to the page's
+ * other subscribers at once. The stores of every view that maps those
+ * replicas, whether or not capture saw them, so nothing pending is left
+ * when replicas are added or dropped (the driver's gps_quiesce).
+ * allocs_lock held for writing.
+ */
+static void gpsu_user_settle(struct gpsu_user_alloc *ua, size_t g,
+			     uint64_t mask)
+{
+	size_t p, first = g * ua->ps / PAGE_SIZE;
+	size_t last = first + ua->ps / PAGE_SIZE;
+	struct gpsu_harvest *h;
+	unsigned int n;
+	int r;
+
+	h = malloc(sizeof(*h));
+	if (!h)
+		return;
+	memset(h, 0, offsetof(struct gpsu_harvest, df));
+	h->ua = ua;
+	for (r = 0; r < ua->nrep; r++) {
+		if (!(mask & (1ULL << r)))
+			continue;
+		for (p = first; p < last; p++) {
+			size_t at = (size_t)r * ua->len + p * PAGE_SIZE;
+			pthread_mutex_t *l = gpsu_user_plock(ua, p);
+			struct gps_qspan span = {
+				.owner = ua, .page = gpsu_user_qpage(ua, r, p),
+				.mask = h->df.mask, .lo = 0, .hi = PAGE_SIZE,
+				.early = true,
+			};
+
+			pthread_mutex_lock(l);
+			n = gps_diff_page(&h->df, ua->back + at, ua->twin + at,
+					  gpsu_user.block_size, true);
+			pthread_mutex_unlock(l);
+			if (!n)
+				continue;
+			h->changed++;
+			span.blocks = n;
+			gpsu_user_push(h, &span);
+		}
+	}
+	GPSU_STAT_ADD(pages_changed, h->changed);
+	GPSU_STAT_ADD(blocks_pushed, h->blocks);
+	GPSU_STAT_ADD(bytes_pushed, h->bytes);
+	free(h);
+}
+
+/*
+ * Points GPS page @g of view @v at replica @r: a MAP_FIXED mapping of
+ * that replica's region of the memfd, armed for capture (a new mapping
+ * is not registered), PROT_NONE while its device is tracked.
+ */
+static int gpsu_user_point(struct gpsu_user_alloc *ua, int v, size_t g,
+			   int r)
+{
+	char *at = gpsu_user_view(ua, v) + g * ua->ps;
+	int prot = ua->tracked && v < gpsu_user.ndev ? PROT_NONE :
+		   PROT_READ | PROT_WRITE;
+	void *m;
+
+	m = mmap(at, ua->ps, prot, MAP_SHARED | MAP_FIXED, ua->memfd,
+		 (off_t)((size_t)r * ua->len + g * ua->ps));
+	if (m == MAP_FAILED)
+		return errno;
+	*gpsu_user_mapp(ua, v, g) = (uint8_t)r;
+	return gpsu_capture_arm(at, ua->ps);
+}
+
+/* The replica view @v should map at @g under the subscribers @subs. */
+static int gpsu_user_serve(const struct gpsu_user_alloc *ua, int v,
+			   size_t g, uint64_t subs)
+{
+	int cur = *gpsu_user_mapp(ua, v, g), home = ua->a->home;
+
+	if (v < gpsu_user.ndev && (subs & (1ULL << v)))
+		return v;
+	if (v == gpsu_user.ndev && (subs & (1ULL << home)))
+		return home;
+	if (cur != v && (subs & (1ULL << cur)))
+		return cur;	/* still a subscriber: stay on it */
+	if (subs & (1ULL << home))
+		return home;
+	return __builtin_ctzll(subs);
+}
+
+/*
+ * Makes @want (not empty) the subscribers of GPS page @g: pending
+ * stores published first, new replicas filled from what their device's
+ * view maps, the views pointed again, what was stored through them
+ * meanwhile published, then the dropped replicas' memory given back.
+ * allocs_lock held for writing.
+ */
+static int gpsu_user_resub(struct gpsu_user_alloc *ua, size_t g,
+			   uint64_t want)
+{
+	uint64_t old = ua->subs[g], add = want & ~old, drop = old & ~want;
+	size_t at = g * ua->ps, p;
+	int d, v, r, ret = 0, e;
+
+	if (!want)
+		return EBUSY;
+	if (want == old)
+		return 0;
+	gpsu_user_settle(ua, g, old);
+	for (d = 0; d < gpsu_user.ndev; d++) {
+		if (!(add & (1ULL << d)))
+			continue;
+		r = *gpsu_user_mapp(ua, d, g);
+		for (p = at; p < at + ua->ps; p += PAGE_SIZE) {
+			pthread_mutex_t *l = gpsu_user_plock(ua, p / PAGE_SIZE);
+			char *dst = ua->back + (size_t)d * ua->len + p;
+
+			pthread_mutex_lock(l);
+			memcpy(dst, ua->back + (size_t)r * ua->len + p,
+			       PAGE_SIZE);
+			memcpy(ua->twin + (size_t)d * ua->len + p, dst,
+			       PAGE_SIZE);
+			pthread_mutex_unlock(l);
+		}
+	}
+	ua->subs[g] = want;
+	gpsu_user_count(ua, add, true);
+	gpsu_user_count(ua, drop, false);
+	for (v = 0; v <= gpsu_user.ndev; v++) {
+		r = gpsu_user_serve(ua, v, g, want);
+		if (r == *gpsu_user_mapp(ua, v, g))
+			continue;
+		e = gpsu_user_point(ua, v, g, r);
+		if (e && !ret)
+			ret = e;
+	}
+	/* stores that reached a replica between the settle and the point */
+	gpsu_user_settle(ua, g, old | want);
+	for (d = 0; d < gpsu_user.ndev; d++) {
+		if (!(drop & (1ULL << d)))
+			continue;
+		(void)fallocate(ua->memfd,
+				FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				(off_t)((size_t)d * ua->len + at),
+				(off_t)ua->ps);
+		(void)madvise(ua->twin + (size_t)d * ua->len + at, ua->ps,
+			      MADV_DONTNEED);
+	}
+	GPSU_STAT_ADD(subscribes, (uint64_t)__builtin_popcountll(add));
+	GPSU_STAT_ADD(unsubscribes, (uint64_t)__builtin_popcountll(drop));
+	return ret;
+}
+
+static int gpsu_user_advise(const struct gpsu_alloc *a, size_t off,
+			    size_t len, enum gpsu_advice advice, int device)
+{
+	struct gpsu_user_alloc *ua = a->engine;
+	size_t g, first, last;
+	uint64_t want, bit = 1ULL << device;
+	int ret = 0;
+
+	if (a->kind != GPSU_KIND_GPS || device < 0 ||
+	    device >= gpsu_user.ndev)
+		return EINVAL;
+	if (advice != GPSU_ADVISE_SUBSCRIBE &&
+	    advice != GPSU_ADVISE_UNSUBSCRIBE &&
+	    advice != GPSU_ADVISE_COLLAPSE)
+		return EINVAL;
+	if (off % ua->ps || len % ua->ps || off > ua->len ||
+	    len > ua->len - off)
+		return EINVAL;
+	first = off / ua->ps;
+	last = (off + len) / ua->ps;
+	pthread_rwlock_wrlock(&gpsu_user.allocs_lock);
+	/* the last subscriber of any page: refused, nothing changed */
+	for (g = first; g < last && advice == GPSU_ADVISE_UNSUBSCRIBE; g++)
+		if (ua->subs[g] == bit)
+			ret = EBUSY;
+	for (g = first; g < last && !ret; g++) {
+		switch (advice) {
+		case GPSU_ADVISE_SUBSCRIBE:
+			want = ua->subs[g] | bit;
+			ua->collapsed[g] = 0;
+			break;
+		case GPSU_ADVISE_UNSUBSCRIBE:
+			want = ua->subs[g] & ~bit;
+			break;
+		default:
+			/* one copy: the one @device sees */
+			want = 1ULL << *gpsu_user_mapp(ua, device, g);
+			ua->collapsed[g] = 1;
+			break;
+		}
+		ret = gpsu_user_resub(ua, g, want);
+	}
+	pthread_rwlock_unlock(&gpsu_user.allocs_lock);
+	return ret;
+}
+
+static int gpsu_user_query(const struct gpsu_alloc *a, size_t first,
+			   uint32_t nr, unsigned long long *subs)
+{
+	const struct gpsu_user_alloc *ua = a->engine;
+	size_t per = a->page_size / PAGE_SIZE;
+	uint32_t i;
+
+	if (first > a->map_size / a->page_size ||
+	    nr > a->map_size / a->page_size - first)
+		return EINVAL;
+	pthread_rwlock_rdlock(&gpsu_user.allocs_lock);
+	for (i = 0; i < nr; i++) {
+		if (ua->subs)
+			subs[i] = ua->subs[first + i];
+		else if (ua->owner)
+			subs[i] = 1ULL << __atomic_load_n(
+					&ua->owner[(first + i) * per],
+					__ATOMIC_RELAXED);
+		else
+			subs[i] = 1ULL << a->home;
+	}
+	pthread_rwlock_unlock(&gpsu_user.allocs_lock);
+	return 0;
+}
+
+/* ---- tracking: automatic subscription ------------------------------- */
+
+/*
+ * A tracked device's first access to a GPS page (SIGSEGV on its
+ * PROT_NONE view): the device is recorded as a user of the page, and
+ * the page opened in its view. In the signal handler.
+ */
+static bool gpsu_user_track_fault(void *ctx, int d, uintptr_t addr)
+{
+	struct gpsu_user_alloc *ua = ctx;
+	size_t g = (addr - (uintptr_t)ua->a->views[d]) / ua->ps;
+
+	__atomic_fetch_or(&ua->touched[g], 1ULL << d, __ATOMIC_RELAXED);
+	GPSU_STAT_ADD(track_faults, 1);
+	return !mprotect(ua->a->views[d] + g * ua->ps, ua->ps,
+			 PROT_READ | PROT_WRITE);
+}
+
+/*
+ * Starts tracking @ua: every device subscribed to every page but the
+ * collapsed ones (so that each sees its own replica), the touched masks
+ * cleared, every device view PROT_NONE with its faults routed here.
+ * allocs_lock held for writing.
+ */
+static int gpsu_user_track_on(struct gpsu_user_alloc *ua)
+{
+	uint64_t all = gpsu_user.ndev >= 64 ? ~0ULL :
+		       (1ULL << gpsu_user.ndev) - 1;
+	size_t g;
+	int d, ret = 0;
+
+	for (g = 0; g < ua->ngp && !ret; g++) {
+		__atomic_store_n(&ua->touched[g], 0, __ATOMIC_RELAXED);
+		if (!ua->collapsed[g])
+			ret = gpsu_user_resub(ua, g, all);
+	}
+	for (d = 0; d < gpsu_user.ndev && !ret; d++)
+		ret = gpsu_fault_add(ua->a->views[d], ua->len,
+				     gpsu_user_track_fault, ua, d);
+	if (ret) {
+		gpsu_fault_del(ua);
+		return ret;
+	}
+	ua->tracked = true;
+	for (d = 0; d < gpsu_user.ndev; d++)
+		if (mprotect(ua->a->views[d], ua->len, PROT_NONE) && !ret)
+			ret = errno;
+	return ret;
+}
+
+/*
+ * Stops tracking @ua: views opened again (before the faults stop being
+ * routed: an access in between would kill), then each page kept by the
+ * devices that used it; a page nobody used keeps one copy, at home if
+ * it has one. Collapsed pages are left alone.
+ */
+static int gpsu_user_track_off(struct gpsu_user_alloc *ua)
+{
+	uint64_t keep, home = 1ULL << ua->a->home;
+	size_t g;
+	int d, ret = 0, e;
+
+	ua->tracked = false;
+	for (d = 0; d < gpsu_user.ndev; d++)
+		if (mprotect(ua->a->views[d], ua->len,
+			     PROT_READ | PROT_WRITE) && !ret)
+			ret = errno;
+	gpsu_fault_del(ua);
+	for (g = 0; g < ua->ngp; g++) {
+		if (ua->collapsed[g])
+			continue;
+		keep = __atomic_load_n(&ua->touched[g], __ATOMIC_RELAXED) &
+		       ua->subs[g];
+		if (!keep)
+			keep = (ua->subs[g] & home) ? home :
+			       1ULL << __builtin_ctzll(ua->subs[g]);
+		e = gpsu_user_resub(ua, g, keep);
+		if (e && !ret)
+			ret = e;
+	}
+	return ret;
+}
+
+/* START or STOP for every automatic GPS allocation; EINVAL: no change. */
+static int gpsu_user_track(bool start)
+{
+	struct gpsu_user_alloc *ua;
+	int ret = 0, e;
+
+	pthread_rwlock_wrlock(&gpsu_user.allocs_lock);
+	if (gpsu_user.tracking == start) {
+		pthread_rwlock_unlock(&gpsu_user.allocs_lock);
+		return EINVAL;
+	}
+	gpsu_user.tracking = start;
+	for (ua = gpsu_user.allocs; ua; ua = ua->next) {
+		if (ua->a->flags & GPSU_ALLOC_MANUAL)
+			continue;
+		e = start ? gpsu_user_track_on(ua) : gpsu_user_track_off(ua);
+		if (e && !ret)
+			ret = e;
+	}
+	pthread_rwlock_unlock(&gpsu_user.allocs_lock);
+	return ret;
+}
+
+/* ---- managed memory on fault ---------------------------------------- */
+
+/*
+ * Device @d's first access to a managed small page another device has:
+ * it moves to @d (the old owner's view closed, @d's opened, the memory
+ * moved to @d's node where there are several). One copy throughout, so
+ * nothing is copied and no store is lost. In the signal handler.
+ */
+static bool gpsu_user_um_fault(void *ctx, int d, uintptr_t addr)
+{
+	struct gpsu_user_alloc *ua = ctx;
+	size_t p = (addr - (uintptr_t)ua->a->views[d]) / PAGE_SIZE;
+	size_t at = p * PAGE_SIZE;
+	bool ok;
+	int old;
+
+	while (__atomic_exchange_n(&ua->um_lock, 1, __ATOMIC_ACQUIRE))
+		;
+	old = ua->owner[p];
+	if (old != d) {
+		(void)mprotect(ua->a->views[old] + at, PAGE_SIZE, PROT_NONE);
+		__atomic_store_n(&ua->owner[p], (uint8_t)d, __ATOMIC_RELAXED);
+		if (numa_max_node() > 0) {
+			void *pg = ua->back + at;
+			int node = gpsu_user.dev[d].node, status;
+
+			(void)numa_move_pages(0, 1, &pg, &node, &status,
+					      MPOL_MF_MOVE);
+		}
+		GPSU_STAT_ADD(um_moves, 1);
+	}
+	ok = !mprotect(ua->a->views[d] + at, PAGE_SIZE, PROT_READ | PROT_WRITE);
+	__atomic_store_n(&ua->um_lock, 0, __ATOMIC_RELEASE);
+	return ok;
+}
+
+/* Managed memory on fault at birth: every page with its home. */
+static int gpsu_user_um_on(struct gpsu_user_alloc *ua)
+{
+	size_t n = ua->len / PAGE_SIZE;
+	int d, ret;
+
+	ua->owner = malloc(n);
+	if (!ua->owner)
+		return ENOMEM;
+	memset(ua->owner, ua->a->home, n);
+	for (d = 0; d < gpsu_user.ndev; d++) {
+		ret = gpsu_fault_add(ua->a->views[d], ua->len,
+				     gpsu_user_um_fault, ua, d);
+		if (ret)
+			return ret;
+		if (d != ua->a->home &&
+		    mprotect(ua->a->views[d], ua->len, PROT_NONE))
+			return errno;
+	}
+	return 0;
 }
 
 const struct gpsu_engine_ops gpsu_engine_user = {

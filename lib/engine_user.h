@@ -4,16 +4,24 @@
  *
  *   engine_user_capture.c  write capture: the userfaultfd (asynchronous
  *                          write-protect) and PAGEMAP_SCAN, their probe
- *   engine_user.c          devices, replicas and twins, harvest, push,
- *                          fences, the ops table (over the pure core:
- *                          core/gps_diff, gps_queue, gps_bytes,
- *                          gps_linkmodel)
+ *   engine_user_fault.c    access faults: SIGSEGV on views made
+ *                          PROT_NONE, routed to the range's callback
+ *                          (tracking, managed memory on fault)
+ *   engine_user.c          devices, replicas and twins, subscriptions,
+ *                          harvest, push, fences, tracking, the ops
+ *                          table (over the pure core: core/gps_diff,
+ *                          gps_queue, gps_bytes, gps_linkmodel)
  *
  * Lock order (outer to inner):
  *
- *   gpsu_user.allocs_lock (rwlock)  the list of allocations; fences hold
- *                                   it for reading, alloc and free for
- *                                   writing
+ *   gpsu_user.allocs_lock (rwlock)  the list of allocations and every
+ *                                   allocation's subscriptions (masks,
+ *                                   which replica each view maps); fences,
+ *                                   copies and reads hold it for reading;
+ *                                   alloc, free, advice and tracking for
+ *                                   writing (so every queue is empty then:
+ *                                   a queue only holds blocks inside a
+ *                                   fence)
  *     dev->lock                     device d's harvest and its queue
  *                                   (the driver's harvest_lock); one at
  *                                   a time
@@ -21,6 +29,12 @@
  *                                   twin of one allocation: its diff, and
  *                                   the pushes and copies into it (the
  *                                   driver's GPS page lock); one at a time
+ *     gpsu_fault_lock               the fault table (engine_user_fault.c);
+ *                                   alone
+ *
+ * The SIGSEGV handler takes none of them: it reads the fault table
+ * without a lock, and a managed allocation's ownership spinlock
+ * (um_lock), which nothing else takes while touching a view.
  */
 #ifndef GPSU_ENGINE_USER_H
 #define GPSU_ENGINE_USER_H
@@ -50,6 +64,22 @@ int gpsu_capture_arm(void *addr, size_t len);
 int gpsu_capture_harvest(void *addr, size_t len,
 			 void (*fn)(void *ctx, size_t page), void *ctx);
 
+/* ---- access faults (engine_user_fault.c) ---------------------------- */
+
+/*
+ * Called in the SIGSEGV handler for an access fault at @addr in a range
+ * registered with @ctx and @tag: true when it opened the page (the
+ * access is retried), false to pass the signal on. Async-signal-safe
+ * code only.
+ */
+typedef bool (*gpsu_fault_fn)(void *ctx, int tag, uintptr_t addr);
+
+/* Routes access faults in [@addr, @addr + @len) to @fn; 0 or an errno. */
+int gpsu_fault_add(void *addr, size_t len, gpsu_fault_fn fn, void *ctx,
+		   int tag);
+/* Removes every range of @ctx; no handler acts on them after it returns. */
+void gpsu_fault_del(void *ctx);
+
 /* ---- counters, for tests and gpsctl --------------------------------- */
 
 /* uint64_t counters only: gpsu_user_stats() copies them as an array. */
@@ -62,6 +92,10 @@ struct gpsu_user_stats {
 	uint64_t blocks_pushed;		/* blocks written into other replicas */
 	uint64_t bytes_pushed;		/* bytes of those blocks, per receiver */
 	uint64_t fences;		/* fences of one device */
+	uint64_t subscribes;		/* replicas of a GPS page added */
+	uint64_t unsubscribes;		/* replicas of a GPS page dropped */
+	uint64_t track_faults;		/* first accesses seen in tracking */
+	uint64_t um_moves;		/* managed pages moved on a fault */
 };
 
 /* Adds up the counters since the engine opened into @st. */

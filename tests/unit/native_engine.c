@@ -9,7 +9,11 @@
  * stores to different bytes of one word both survive; a reader never
  * sees a word torn by a push, nor one mixed from two stores; racing
  * stores to the same bytes converge; many threads per device storing and
- * releasing lose no published store. Every test asserts the capture's
+ * releasing lose no published store; a non-subscriber is served by a
+ * subscriber's replica and pushes skip it; the last subscriber cannot
+ * leave; tracking keeps exactly the devices that touched a page; a
+ * collapse leaves one copy; managed memory moves to the device that
+ * touches it. Every test asserts the capture's
  * counters, so none passes without userfaultfd write-protect and
  * PAGEMAP_SCAN doing the work.
  */
@@ -239,22 +243,226 @@ TEST(copies)
 	ASSERT_EQ(gpsSuccess, gpsFree(p));
 }
 
-/* What the engine does not do yet, it refuses. */
-TEST(not_supported_yet)
+/* ---- subscriptions, tracking, system scope, managed memory -------- */
+
+#define GPSU_TEST_BLOCK	128	/* the engine's block size */
+
+/* Subscription masks of @n GPS pages of @ps bytes from @p. */
+static void masks(const void *p, size_t ps, int n, unsigned long long *m)
 {
-	unsigned long long subs[1];
-	char *p;
+	size_t np = 0;
+
+	gpsMemGetSubscribers(p, ps * (size_t)n, m, (size_t)n, &np);
+}
+
+/*
+ * A manual allocation: the home's replica alone; a subscriber added is
+ * filled; a non-subscriber's view is served by a subscriber's replica,
+ * sees published stores, and its own stores are published; pushes go
+ * to the subscribers only.
+ */
+TEST(non_subscribers_served)
+{
+	struct gpsu_user_stats s0, s1;
+	volatile uint32_t *v0, *v1, *v2, *v3;
+	unsigned long long m[1];
+	size_t before;
+	gpsDeviceProp prop;
+	uint32_t *p;
+	int d;
 
 	use_native(NDEV);
-	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 65536, 0));
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsGetDeviceProperties(&prop, 1));
+	before = prop.replicaPages;
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 65536,
+					   gpsMemGPSManual));
+	masks(p, 65536, 1, m);
+	ASSERT_EQ(1ULL, m[0]);
+	ASSERT_EQ(gpsSuccess, gpsMemset(p, 5, 65536));
 	ASSERT_EQ(gpsSuccess, gpsMemAdvise(p, 65536,
 					   gpsMemAdviseGPSSubscribe, 1));
-	ASSERT_EQ(gpsErrorNotSupported,
-		  gpsMemAdvise(p, 65536, gpsMemAdviseGPSUnsubscribe, 1));
-	ASSERT_EQ(gpsErrorNotSupported, gpsTrackingStart());
-	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(p, 65536, subs, 1, NULL));
-	ASSERT_EQ((1ULL << NDEV) - 1, subs[0]);
+	masks(p, 65536, 1, m);
+	ASSERT_EQ(3ULL, m[0]);
+	ASSERT_EQ(gpsSuccess, gpsGetDeviceProperties(&prop, 1));
+	ASSERT_EQ(before + 16, prop.replicaPages);
+	v0 = view(p, 0);
+	v1 = view(p, 1);
+	v2 = view(p, 2);
+	v3 = view(p, 3);
+	ASSERT_EQ(0x05050505, v1[100]);		/* filled at subscribe */
+	ASSERT_EQ(0x05050505, v2[100]);		/* served */
+
+	gpsu_user_stats(&s0);
+	v1[7] = 0x1234;
+	ASSERT_EQ(gpsSuccess, release(1));
+	gpsu_user_stats(&s1);
+	/* one block into one receiver (device 0), not three */
+	ASSERT_EQ(1, s1.blocks_pushed - s0.blocks_pushed);
+	ASSERT_EQ(GPSU_TEST_BLOCK, s1.bytes_pushed - s0.bytes_pushed);
+	for (d = 0; d < NDEV; d++)
+		ASSERT_EQ(0x1234, ((volatile uint32_t *)view(p, d))[7]);
+
+	/* a non-subscriber's store, published at its release */
+	gpsu_user_stats(&s0);
+	v3[9000] = 0x777;
+	ASSERT_EQ(0x777, v2[9000]);	/* both served by device 0's copy */
+	ASSERT_EQ(0x05050505, v1[9000]);
+	ASSERT_EQ(gpsSuccess, release(3));
+	ASSERT_EQ(0x777, v1[9000]);
+	ASSERT_EQ(0x777, v0[9000]);
+	gpsu_user_stats(&s1);
+	ASSERT_EQ(1, s1.pages_written - s0.pages_written);
+	ASSERT_EQ(1, s1.blocks_pushed - s0.blocks_pushed);
 	ASSERT_EQ(gpsSuccess, gpsFree(p));
+	ASSERT_EQ(gpsSuccess, gpsGetDeviceProperties(&prop, 1));
+	ASSERT_EQ(before, prop.replicaPages);
+}
+
+/* The last subscriber cannot leave; another can, its data kept. */
+TEST(unsubscribe_keeps_one)
+{
+	struct gpsu_user_stats s0, s1;
+	unsigned long long m[2];
+	char *p;
+	int d;
+
+	use_native(NDEV);
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(2));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 2 * 65536,
+					   gpsMemGPSManual));
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsErrorBusy, gpsMemAdvise(p, 2 * 65536,
+					     gpsMemAdviseGPSUnsubscribe, 2));
+	masks(p, 65536, 2, m);
+	ASSERT_EQ(4ULL, m[0]);
+	ASSERT_EQ(4ULL, m[1]);
+	ASSERT_EQ(gpsSuccess, gpsMemAdvise(p + 65536, 65536,
+					   gpsMemAdviseGPSSubscribe, 0));
+	/* page 1 has two subscribers, page 0 one: refused as a whole */
+	ASSERT_EQ(gpsErrorBusy, gpsMemAdvise(p, 2 * 65536,
+					     gpsMemAdviseGPSUnsubscribe, 2));
+	((volatile char *)view(p, 2))[65536 + 3] = 'x';
+	gpsu_user_stats(&s0);
+	/* unpublished when it leaves: published by the change itself */
+	ASSERT_EQ(gpsSuccess, gpsMemAdvise(p + 65536, 65536,
+					   gpsMemAdviseGPSUnsubscribe, 2));
+	gpsu_user_stats(&s1);
+	ASSERT_EQ(1, s1.unsubscribes - s0.unsubscribes);
+	masks(p, 65536, 2, m);
+	ASSERT_EQ(4ULL, m[0]);
+	ASSERT_EQ(1ULL, m[1]);
+	for (d = 0; d < NDEV; d++)
+		ASSERT_EQ('x', ((volatile char *)view(p, d))[65536 + 3]);
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
+/* Tracking keeps exactly the devices that touched each page. */
+TEST(tracking_keeps_the_touchers)
+{
+	struct gpsu_user_stats s0, s1;
+	unsigned long long m[4];
+	uint32_t *p, *q;
+	int d;
+
+	use_native(NDEV);
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 4 * 65536, 0));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&q, 65536,
+					   gpsMemGPSManual));
+	gpsu_user_stats(&s0);
+	ASSERT_EQ(gpsSuccess, gpsTrackingStart());
+	ASSERT_EQ(gpsErrorInvalidValue, gpsTrackingStart());
+	/* page d by device d; page 3 also read by device 1 */
+	for (d = 0; d < NDEV; d++)
+		((volatile uint32_t *)view(p, d))[d * 16384 + 1] = 100 + d;
+	ASSERT_EQ(0, ((volatile uint32_t *)view(p, 1))[3 * 16384 + 2]);
+	/* a manual allocation is not tracked */
+	((volatile uint32_t *)view(q, 2))[0] = 1;
+	ASSERT_EQ(gpsSuccess, gpsTrackingStop());
+	ASSERT_EQ(gpsErrorInvalidValue, gpsTrackingStop());
+	gpsu_user_stats(&s1);
+	ASSERT_EQ(5, s1.track_faults - s0.track_faults);
+	masks(p, 65536, 4, m);
+	ASSERT_EQ(1ULL, m[0]);
+	ASSERT_EQ(2ULL, m[1]);
+	ASSERT_EQ(4ULL, m[2]);
+	ASSERT_EQ(8ULL | 2ULL, m[3]);
+	masks(q, 65536, 1, m);
+	ASSERT_EQ(1ULL, m[0]);
+	/* the stores made while tracked reach every view */
+	for (d = 0; d < NDEV; d++) {
+		int e;
+
+		for (e = 0; e < NDEV; e++)
+			ASSERT_EQ(100 + e, ((volatile uint32_t *)view(p, d))
+						[e * 16384 + 1]);
+	}
+	/* no fault cost outside tracking */
+	gpsu_user_stats(&s0);
+	((volatile uint32_t *)view(p, 2))[5] = 1;
+	gpsu_user_stats(&s1);
+	ASSERT_EQ(s0.track_faults, s1.track_faults);
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+	ASSERT_EQ(gpsSuccess, gpsFree(q));
+}
+
+/* A collapse leaves one copy that every view maps: no fence needed. */
+TEST(collapse_one_copy)
+{
+	unsigned long long m[2];
+	volatile uint32_t *v0, *v3;
+	uint32_t *p;
+
+	use_native(NDEV);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 2 * 65536, 0));
+	((volatile uint32_t *)view(p, 2))[10] = 42;	/* unpublished */
+	ASSERT_EQ(gpsSuccess, gpsMemAdvise(p, 65536,
+					   gpsMemAdviseGPSCollapse, 2));
+	masks(p, 65536, 2, m);
+	ASSERT_EQ(4ULL, m[0]);
+	ASSERT_EQ(15ULL, m[1]);
+	v0 = view(p, 0);
+	v3 = view(p, 3);
+	ASSERT_EQ(42, v0[10]);
+	v0[11] = 43;
+	ASSERT_EQ(43, v3[11]);		/* one copy: no release */
+	/* a subscriber added again gets the current data */
+	ASSERT_EQ(gpsSuccess, gpsMemAdvise(p, 65536,
+					   gpsMemAdviseGPSSubscribe, 0));
+	masks(p, 65536, 1, m);
+	ASSERT_EQ(5ULL, m[0]);
+	ASSERT_EQ(43, v0[11]);
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
+/* Managed memory on fault: a page moves to the device that touches it. */
+TEST(managed_moves_on_fault)
+{
+	struct gpsu_user_stats s0, s1;
+	unsigned long long m[2];
+	size_t np;
+	int *u;
+
+	use_native(NDEV);
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(1));
+	ASSERT_EQ(gpsSuccess, gpsMallocManagedFlags((void **)&u, 8192,
+						    gpsMemManagedOnFault));
+	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(u, 8192, m, 2, &np));
+	ASSERT_EQ(2ULL, m[0]);
+	ASSERT_EQ(2ULL, m[1]);
+	gpsu_user_stats(&s0);
+	((volatile int *)view(u, 3))[1024] = 9;		/* page 1 */
+	gpsu_user_stats(&s1);
+	ASSERT_EQ(1, s1.um_moves - s0.um_moves);
+	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(u, 8192, m, 2, &np));
+	ASSERT_EQ(2ULL, m[0]);
+	ASSERT_EQ(8ULL, m[1]);
+	/* one copy: device 1 reads it back (and takes the page back) */
+	ASSERT_EQ(9, ((volatile int *)view(u, 1))[1024]);
+	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(u, 8192, m, 2, &np));
+	ASSERT_EQ(2ULL, m[1]);
+	ASSERT_EQ(gpsSuccess, gpsFree(u));
 }
 
 /* ---- a word is never torn -------------------------------------------- */
