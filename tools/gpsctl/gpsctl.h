@@ -87,7 +87,7 @@ struct ctl_state {
 	struct ctl_knob_info info[CTL_MAX_KNOBS];
 };
 
-/* How a line of node<N>/stats adds up (kmod/gps_stats.h's kinds). */
+/* How a line of node<N>/stats adds up (core/gps_stats.h's kinds). */
 enum ctl_stat_kind {
 	CTL_STAT_COUNT,		/* cumulative: a rate, summed */
 	CTL_STAT_LEVEL,		/* a current amount: no rate, summed */

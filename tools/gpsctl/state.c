@@ -20,7 +20,7 @@
  * set, with no range (st->table_err says why), and the driver's own
  * check stays the authority (a write out of its range fails with EINVAL
  * whatever gpsctl believed).  How each debugfs counter adds up comes
- * from the driver's list of them, kmod/gps_stats.h.
+ * from the driver's list of them, core/gps_stats.h.
  */
 #include <dirent.h>
 #include <errno.h>
