@@ -141,8 +141,6 @@ int gpsu_user_knob_get(int i, uint64_t *v)
 	return 0;
 }
 
-static void gpsu_user_publish(void);
-
 int gpsu_user_knob_set(int i, uint64_t v)
 {
 	uint64_t vals[GPSU_NKNOBS];
@@ -169,9 +167,10 @@ int gpsu_user_knob_set(int i, uint64_t v)
 		for (k = 0; k < GPSU_NKNOBS; k++)
 			__atomic_store_n(&gpsu_uk.knob[k], vals[k],
 					 __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&gpsu_uk.lock);
+	/* the publisher shows it at once */
 	if (!ret)
-		gpsu_user_publish();
+		pthread_cond_signal(&gpsu_uk.wake);
+	pthread_mutex_unlock(&gpsu_uk.lock);
 	return ret;
 }
 
@@ -346,13 +345,6 @@ static void gpsu_user_publish_locked(void)
 		}
 		gpsu_user_put(sub, "stats", text);
 	}
-}
-
-static void gpsu_user_publish(void)
-{
-	pthread_mutex_lock(&gpsu_uk.lock);
-	gpsu_user_publish_locked();
-	pthread_mutex_unlock(&gpsu_uk.lock);
 }
 
 static void gpsu_user_rm(const char *dir)

@@ -8,9 +8,9 @@
  * between the memory of two devices (gpsMemcpy, gpsMemcpyAsync) and a
  * migration of managed pages (gpsMemPrefetchAsync) pay it too: the
  * knobs are read from the engine (gpsGetKnob's, of either engine) once
- * per such call, the bytes are charged to the sending device's link clock (one per device in this process, advanced with a
- * CAS, so that concurrent transfers of one device queue behind each
- * other), the transfer runs at memory speed, and the caller then sleeps
+ * per such call, the bytes are charged to the sending device's link
+ * clock (one per device in this process, advanced with a CAS, so that
+ * concurrent transfers of one device queue behind each other), the transfer runs at memory speed, and the caller then sleeps
  * until the link would have carried the bytes, plus the latency. No
  * library lock is held while it sleeps. The library's clocks are its
  * own: they do not see the driver's pushes, nor the driver the copies.
