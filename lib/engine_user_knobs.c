@@ -78,6 +78,7 @@ static struct {
 	bool kept[GPSU_NSTATS];
 	int ndev;
 	char dir[256];			/* <root>/<pid>, "" when none */
+	pid_t owner;			/* the process that publishes */
 	bool stop;			/* the thread's, under lock */
 	pthread_cond_t wake;
 	pthread_t thread;
@@ -377,11 +378,37 @@ static void gpsu_user_unpublish_locked(void)
 	gpsu_uk.dir[0] = '\0';
 }
 
+/* A child after fork() does not own its parent's files. */
 static void gpsu_user_at_exit(void)
 {
 	pthread_mutex_lock(&gpsu_uk.lock);
-	gpsu_user_unpublish_locked();
+	if (gpsu_uk.owner == getpid())
+		gpsu_user_unpublish_locked();
 	pthread_mutex_unlock(&gpsu_uk.lock);
+}
+
+/* The files of programs that are gone without exit() (killed, _exit). */
+static void gpsu_user_sweep(const char *root)
+{
+	DIR *dp = opendir(root);
+	struct dirent *de;
+	char path[400];
+
+	if (!dp)
+		return;
+	while ((de = readdir(dp))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0 || pid == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld", pid);
+		if (!access(path, F_OK))
+			continue;
+		snprintf(path, sizeof(path), "%s/%ld", root, pid);
+		gpsu_user_rm(path);
+	}
+	closedir(dp);
 }
 
 static void *gpsu_user_publisher(void *arg)
@@ -415,6 +442,7 @@ void gpsu_user_publish_start(void)
 	if (gpsu_user_publish_root(root, sizeof(root)))
 		return;
 	(void)mkdir(root, 0755);
+	gpsu_user_sweep(root);
 	snprintf(dir, sizeof(dir), "%s/%d", root, (int)getpid());
 	snprintf(sub, sizeof(sub), "%s/sys", dir);
 	if ((mkdir(dir, 0755) && errno != EEXIST) ||
@@ -424,7 +452,10 @@ void gpsu_user_publish_start(void)
 	(void)mkdir(sub, 0755);
 	pthread_mutex_lock(&gpsu_uk.lock);
 	memcpy(gpsu_uk.dir, dir, sizeof(dir));
+	gpsu_uk.owner = getpid();
 	gpsu_uk.stop = false;
+	/* there from the start: gpsctl lists the program at once */
+	gpsu_user_publish_locked();
 	pthread_mutex_unlock(&gpsu_uk.lock);
 	if (!at_exit)
 		at_exit = !atexit(gpsu_user_at_exit);
