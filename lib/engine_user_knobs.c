@@ -330,7 +330,9 @@ static void gpsu_user_publish_locked(void)
 				       gpsu_user_cpus(&info),
 				       (unsigned long long)info.mem_total,
 				       (unsigned long long)info.mem_free,
-				       (unsigned long long)gpsu_uk.cnt[d][GPSU_S(replica_pages)]);
+				       (unsigned long long)__atomic_load_n(
+					       &gpsu_uk.cnt[d][GPSU_S(replica_pages)],
+					       __ATOMIC_RELAXED));
 	}
 	gpsu_user_put(gpsu_uk.dir, "devices", text);
 	for (d = 0; d < gpsu_uk.ndev; d++) {
