@@ -88,15 +88,19 @@ static struct {
 	.wake = PTHREAD_COND_INITIALIZER,
 };
 
-static int gpsu_user_fixed_at(int i)
+/* Knob @i is held at *@v (the engine cannot change it), or honoured. */
+static bool gpsu_user_held(int i, uint64_t *v)
 {
 	size_t f;
 
 	for (f = 0; f < sizeof(gpsu_user_fixed) / sizeof(gpsu_user_fixed[0]);
 	     f++)
-		if (gpsu_user_fixed[f].knob == i)
-			return (int)f;
-	return -1;
+		if (gpsu_user_fixed[f].knob == i) {
+			*v = gpsu_user_fixed[f].value == (uint64_t)-1 ?
+			     gpsu_knobs[i].def : gpsu_user_fixed[f].value;
+			return true;
+		}
+	return false;
 }
 
 uint64_t gpsu_user_knob(int i)
@@ -145,7 +149,7 @@ int gpsu_user_knob_get(int i, uint64_t *v)
 
 int gpsu_user_knob_set(int i, uint64_t v)
 {
-	uint64_t vals[GPSU_NKNOBS];
+	uint64_t vals[GPSU_NKNOBS], held;
 	int ret, k;
 
 	pthread_mutex_lock(&gpsu_uk.lock);
@@ -154,7 +158,7 @@ int gpsu_user_knob_set(int i, uint64_t v)
 	ret = gpsu_knob_apply(vals, i, v);
 	/* a knob the engine cannot change keeps what it does */
 	for (k = 0; !ret && k < GPSU_NKNOBS; k++)
-		if (vals[k] != gpsu_user_knob(k) && gpsu_user_fixed_at(k) >= 0)
+		if (gpsu_user_held(k, &held) && vals[k] != held)
 			ret = ENOTSUP;
 	if (!ret && (vals[GPSU_K(queue_capacity)] !=
 		     gpsu_user_knob(GPSU_K(queue_capacity)) ||
@@ -183,19 +187,18 @@ int gpsu_user_knob_set(int i, uint64_t v)
  */
 int gpsu_user_knobs_init(int ndev)
 {
-	int i, f, w;
+	uint64_t held;
 	size_t s;
+	int i, w;
 
 	memset(gpsu_uk.cnt, 0, sizeof(gpsu_uk.cnt));
 	memset(gpsu_uk.kept, 0, sizeof(gpsu_uk.kept));
 	for (s = 0; s < sizeof(gpsu_user_kept) / sizeof(gpsu_user_kept[0]); s++)
 		gpsu_uk.kept[gpsu_user_kept[s]] = true;
 	gpsu_uk.ndev = ndev;
-	for (i = 0; i < GPSU_NKNOBS; i++) {
-		f = gpsu_user_fixed_at(i);
-		gpsu_uk.knob[i] = f >= 0 && gpsu_user_fixed[f].value != (uint64_t)-1 ?
-				  gpsu_user_fixed[f].value : gpsu_knobs[i].def;
-	}
+	for (i = 0; i < GPSU_NKNOBS; i++)
+		gpsu_uk.knob[i] = gpsu_user_held(i, &held) ? held :
+				  gpsu_knobs[i].def;
 	for (i = 0; i < GPSU_NKNOBS; i++) {
 		const struct gpsu_knob *k = &gpsu_knobs[i];
 		char env[64], *end;
@@ -219,9 +222,7 @@ int gpsu_user_knobs_init(int ndev)
 				env, e);
 			return EINVAL;
 		}
-		if (f = gpsu_user_fixed_at(i), f >= 0 &&
-		    gpsu_uk.knob[i] != (gpsu_user_fixed[f].value == (uint64_t)-1 ?
-					k->def : gpsu_user_fixed[f].value)) {
+		if (gpsu_user_held(i, &held) && gpsu_uk.knob[i] != held) {
 			fprintf(stderr,
 				"libgpsu: native engine: %s=%s: the native engine cannot honour this knob\n",
 				env, e);
