@@ -25,7 +25,6 @@
 #define BENCH_NAME "bench"
 #endif
 
-#define BENCH_SYSFS	"/sys/kernel/gps"
 #define BENCH_DEBUGFS	"/sys/kernel/debug/gps"
 #define BENCH_MAX_DEV	64
 
@@ -83,32 +82,23 @@ struct bench_knob {
 static struct bench_knob bench_knobs[16];
 static int bench_nknobs;
 
-/* Reads /sys/kernel/gps/@name into @buf (newline stripped); 0 or -errno. */
+/*
+ * The knobs through the library (gpsGetKnob, gpsSetKnob: either engine).
+ * track_policy is a number there; here, as in sysfs, its word.
+ */
+static const char *const bench_track_words[] = { "touched", "read" };
+
+/* Reads knob @name into @buf as text; 0 or -EINVAL (the library says). */
 static inline int bench_knob_get(const char *name, char *buf, size_t len)
 {
-	char path[128];
-	FILE *f;
+	unsigned long long v;
 
-	snprintf(path, sizeof(path), BENCH_SYSFS "/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	if (!fgets(buf, (int)len, f)) {
-		fclose(f);
-		return -EIO;
-	}
-	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-	/* a word knob reads "[current] other": keep the current word, which
-	 * is also what writing it back takes */
-	if (strchr(buf, '[')) {
-		char *b = strchr(buf, '['), *e = strchr(b, ']');
-
-		if (e) {
-			*e = '\0';
-			memmove(buf, b + 1, strlen(b + 1) + 1);
-		}
-	}
+	if (gpsGetKnob(&v, name) != gpsSuccess)
+		return -EINVAL;
+	if (!strcmp(name, "track_policy") && v < 2)
+		snprintf(buf, len, "%s", bench_track_words[v]);
+	else
+		snprintf(buf, len, "%llu", v);
 	return 0;
 }
 
@@ -121,21 +111,26 @@ static inline unsigned long long bench_knob_ull(const char *name)
 	return strtoull(buf, NULL, 10);
 }
 
+/* Writes knob @name from text; 0, -EOPNOTSUPP or -EINVAL. */
 static inline int bench_knob_write(const char *name, const char *val)
 {
-	char path[128];
-	FILE *f;
-	int ret = 0;
+	unsigned long long v;
+	gpsError_t err;
+	char *end;
 
-	snprintf(path, sizeof(path), BENCH_SYSFS "/%s", name);
-	f = fopen(path, "w");
-	if (!f)
-		return -errno;
-	if (fputs(val, f) < 0)
-		ret = -errno;
-	if (fclose(f) && !ret)
-		ret = -errno;
-	return ret;
+	v = strtoull(val, &end, 0);
+	if (end == val || *end) {
+		if (!strcmp(val, bench_track_words[0]))
+			v = 0;
+		else if (!strcmp(val, bench_track_words[1]))
+			v = 1;
+		else
+			return -EINVAL;
+	}
+	err = gpsSetKnob(name, v);
+	return err == gpsSuccess ? 0 :
+	       err == gpsErrorNotSupported ? -EOPNOTSUPP :
+	       err == gpsErrorNotPermitted ? -EPERM : -EINVAL;
 }
 
 /* Restores every knob changed, in reverse order of the first change. */
@@ -181,8 +176,8 @@ static inline void bench_knob_set(const char *name, const char *fmt, ...)
 		}
 		snprintf(k->name, sizeof(k->name), "%s", name);
 		if (bench_knob_get(name, k->old, sizeof(k->old))) {
-			fprintf(stderr, BENCH_NAME ": cannot read %s/%s: %s\n",
-				BENCH_SYSFS, name, strerror(errno));
+			fprintf(stderr, BENCH_NAME ": cannot read knob %s\n",
+				name);
 			exit(2);
 		}
 		if (!bench_nknobs) {
@@ -194,9 +189,8 @@ static inline void bench_knob_set(const char *name, const char *fmt, ...)
 	}
 	ret = bench_knob_write(name, val);
 	if (ret) {
-		fprintf(stderr, BENCH_NAME ": cannot set %s/%s=%s: %s "
-			"(root needed)\n", BENCH_SYSFS, name, val,
-			strerror(-ret));
+		fprintf(stderr, BENCH_NAME ": cannot set knob %s=%s: %s\n",
+			name, val, strerror(-ret));
 		exit(2);
 	}
 }

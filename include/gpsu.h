@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 #define GPSU_VERSION_MAJOR	0
-#define GPSU_VERSION_MINOR	5
+#define GPSU_VERSION_MINOR	6
 
 /* Helpers defined in this header are marked with this macro. */
 #ifndef GPSU_INLINE
@@ -51,6 +51,7 @@ typedef enum gpsError {
 	gpsErrorDriverVersion = 14,	/* driver ABI this library lacks */
 	gpsErrorOperatingSystem = 15,	/* an unexpected system call error */
 	gpsErrorUnknown = 16,
+	gpsErrorNotPermitted = 17,	/* a knob needs root (the driver's) */
 } gpsError_t;
 
 const char *gpsGetErrorName(gpsError_t err);
@@ -106,6 +107,16 @@ typedef enum gpsEngine {
 /* Sets up the devices if needed and stores the engine in *engine; its
  * name ("kmod", "user") in *name when name is not NULL. */
 gpsError_t gpsGetEngine(gpsEngine *engine, const char **name);
+
+/* Knobs: the driver's /sys/kernel/gps names, units and ranges, for
+ * either engine (the number of the word for track_policy). gpsSetKnob:
+ * gpsErrorNotSupported when the engine cannot honour the value. */
+gpsError_t gpsGetKnob(unsigned long long *value, const char *name);
+gpsError_t gpsSetKnob(const char *name, unsigned long long value);
+/* Counter @name of @device, the driver's debugfs names (node<N>/stats);
+ * gpsErrorNotSupported for one the engine does not keep. */
+gpsError_t gpsDeviceGetCounter(unsigned long long *value, const char *name,
+			       int device);
 
 /* ------------------------------------------------------------------ */
 /* Memory                                                              */

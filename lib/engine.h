@@ -24,6 +24,7 @@
 #define GPSU_ENGINE_H
 
 #include "gpsu_internal.h"
+#include "knob_table.h"
 
 /* What an engine reports at set-up. */
 struct gpsu_engine_info {
@@ -119,6 +120,16 @@ struct gpsu_engine_ops {
 	/* Waits for every fence in flight; the first error of any. */
 	int (*ring_reap)(struct gpsu_engine_ring *r);
 	unsigned int (*ring_pending)(const struct gpsu_engine_ring *r);
+	/*
+	 * Knob @i of knob_table.h (a number; a word's number): ENOTSUP when
+	 * the engine has no such knob or cannot honour @v, EINVAL out of
+	 * its range or rules, EACCES/EPERM without the right to change it.
+	 */
+	int (*knob_get)(int i, uint64_t *v);
+	int (*knob_set)(int i, uint64_t v);
+	/* Counter @i of knob_table.h of @device: ENOTSUP when the engine
+	 * does not keep it, EACCES when it may not be read. */
+	int (*counter)(int device, int i, uint64_t *v);
 };
 
 extern const struct gpsu_engine_ops gpsu_engine_kmod;	/* engine_kmod.c */
@@ -134,6 +145,21 @@ extern const struct gpsu_engine_ops *gpsu_engine;
  */
 gpsError_t gpsu_engine_open(struct gpsu_engine_info *info);
 void gpsu_engine_close(void);
+
+static inline int gpsu_engine_knob_get(int i, uint64_t *v)
+{
+	return gpsu_engine->knob_get(i, v);
+}
+
+static inline int gpsu_engine_knob_set(int i, uint64_t v)
+{
+	return gpsu_engine->knob_set(i, v);
+}
+
+static inline int gpsu_engine_counter(int device, int i, uint64_t *v)
+{
+	return gpsu_engine->counter(device, i, v);
+}
 
 static inline int gpsu_engine_device_info(int device,
 					  struct gpsu_engine_dev *info)

@@ -519,6 +519,114 @@ static int gpsu_kmod_fence_async(struct gpsu_engine_ring *r, uint64_t mask,
 	return err;
 }
 
+/* ---- knobs (/sys/kernel/gps) and counters (debugfs) ----------------- */
+
+/* /sys/kernel/gps, or $GPSU_SYSFS (a directory of fake knobs: tests). */
+static const char *gpsu_kmod_sysfs(void)
+{
+	const char *dir = getenv("GPSU_SYSFS");
+
+	return dir && *dir ? dir : "/sys/kernel/gps";
+}
+
+/* The first line of @path into @buf, newline stripped; 0 or an errno. */
+static int gpsu_kmod_read_line(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return errno;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+static int gpsu_kmod_knob_get(int i, uint64_t *v)
+{
+	const struct gpsu_knob *k = &gpsu_knobs[i];
+	char path[256], buf[256], *end;
+	int ret, w;
+
+	snprintf(path, sizeof(path), "%s/%s", gpsu_kmod_sysfs(), k->name);
+	ret = gpsu_kmod_read_line(path, buf, sizeof(buf));
+	if (ret)
+		return ret == ENOENT ? ENOTSUP : ret;
+	if (k->type == GPSU_KNOB_WORDS) {
+		/* every word, the current one in brackets: "[touched] read" */
+		for (w = 0; k->words[w]; w++) {
+			char cur[64];
+
+			snprintf(cur, sizeof(cur), "[%s]", k->words[w]);
+			if (strstr(buf, cur)) {
+				*v = (uint64_t)w;
+				return 0;
+			}
+		}
+		return EPROTO;
+	}
+	errno = 0;
+	*v = strtoull(buf, &end, 0);
+	return errno || end == buf ? EPROTO : 0;
+}
+
+static int gpsu_kmod_knob_set(int i, uint64_t v)
+{
+	const struct gpsu_knob *k = &gpsu_knobs[i];
+	char path[256], buf[64];
+	int fd, n, ret = 0;
+
+	if (k->type == GPSU_KNOB_WORDS) {
+		for (n = 0; k->words[n]; n++)
+			;
+		if (v >= (uint64_t)n)
+			return EINVAL;
+		n = snprintf(buf, sizeof(buf), "%s\n", k->words[v]);
+	} else {
+		n = snprintf(buf, sizeof(buf), "%llu\n",
+			     (unsigned long long)v);
+	}
+	snprintf(path, sizeof(path), "%s/%s", gpsu_kmod_sysfs(), k->name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? ENOTSUP : errno;
+	if (write(fd, buf, (size_t)n) != n)
+		ret = errno ? errno : EIO;
+	if (close(fd) && !ret)
+		ret = errno;
+	return ret;
+}
+
+/* A line "name value" of debugfs node<N>/stats of @device's node. */
+static int gpsu_kmod_counter(int device, int i, uint64_t *v)
+{
+	struct gpsu_engine_dev info;
+	char path[128], key[64];
+	unsigned long long val;
+	int ret = gpsu_kmod_device_info(device, &info);
+	FILE *f;
+
+	if (ret)
+		return ret;
+	snprintf(path, sizeof(path), "/sys/kernel/debug/gps/node%d/stats",
+		 info.node);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? ENOTSUP : errno;
+	ret = ENOTSUP;
+	while (fscanf(f, "%63s %llu", key, &val) == 2)
+		if (!strcmp(key, gpsu_stats[i].name)) {
+			*v = val;
+			ret = 0;
+		}
+	fclose(f);
+	return ret;
+}
+
 const struct gpsu_engine_ops gpsu_engine_kmod = {
 	.name = "kmod",
 	.kind = gpsEngineDriver,
@@ -540,4 +648,7 @@ const struct gpsu_engine_ops gpsu_engine_kmod = {
 	.fence_async = gpsu_kmod_fence_async,
 	.ring_reap = gpsu_kmod_ring_reap,
 	.ring_pending = gpsu_kmod_ring_pending,
+	.knob_get = gpsu_kmod_knob_get,
+	.knob_set = gpsu_kmod_knob_set,
+	.counter = gpsu_kmod_counter,
 };

@@ -72,20 +72,16 @@
 #include "gps_queue.h"
 
 #define GPSU_USER_DEVICES	4	/* on a machine with one node */
-#define GPSU_USER_PAGE		GPSU_PAGE_64K	/* as gps.ko's default */
-#define GPSU_USER_BLOCK		128
-#define GPSU_USER_QCAP		512	/* blocks */
-#define GPSU_USER_QMARK		511
 #define GPSU_USER_STRIPES	64	/* page locks of an allocation */
 
 struct gpsu_user_dev {
 	pthread_mutex_t lock;		/* harvest and queue (engine_user.h) */
 	struct gps_queue q;
 	void *qmem;
+	unsigned int block_size;	/* of the queue's blocks and diffs */
 	int node;
 	int share, shares;
 	uint64_t link_busy;		/* link busy until (ns), under lock */
-	uint64_t replica_pages;		/* small pages of replicas (atomic) */
 };
 
 /* One allocation's engine state (struct gpsu_alloc.engine). */
@@ -129,9 +125,6 @@ struct gpsu_user_alloc {
 
 static struct {
 	int ndev;
-	unsigned int block_size;
-	uint64_t link_bw;		/* bytes/s, 0 unlimited */
-	uint64_t link_latency_ns;
 	unsigned int push_delay_us;	/* $GPSU_TEST_PUSH_DELAY_US: tests */
 	struct gpsu_user_dev dev[GPSU_MAX_DEVICES];
 	pthread_rwlock_t allocs_lock;
@@ -225,6 +218,7 @@ static int gpsu_user_devices(void)
 static gpsError_t gpsu_user_open(struct gpsu_engine_info *info)
 {
 	const char *why = NULL;
+	unsigned int cap, block;
 	int d, ret;
 
 	ret = gpsu_capture_open(&why);
@@ -242,30 +236,37 @@ static gpsError_t gpsu_user_open(struct gpsu_engine_info *info)
 		gpsu_capture_close();
 		return gpsErrorInitializationError;
 	}
-	gpsu_user.block_size = GPSU_USER_BLOCK;
-	gpsu_user.link_bw = gpsu_user_env("GPSU_LINK_BANDWIDTH", 0);
-	gpsu_user.link_latency_ns = gpsu_user_env("GPSU_LINK_LATENCY_NS", 0);
+	/* the driver's knobs: defaults, $GPSU_KNOB_<name> */
+	if (gpsu_user_knobs_init(gpsu_user.ndev)) {
+		gpsu_capture_close();
+		return gpsErrorInitializationError;
+	}
 	/* holds a push in its page's lock: tests widen race windows */
 	gpsu_user.push_delay_us = (unsigned int)
 		gpsu_user_env("GPSU_TEST_PUSH_DELAY_US", 0);
+	cap = (unsigned int)gpsu_user_knob(GPSU_K(queue_capacity));
+	block = (unsigned int)gpsu_user_knob(GPSU_K(block_size));
 	for (d = 0; d < gpsu_user.ndev; d++) {
 		struct gpsu_user_dev *dev = &gpsu_user.dev[d];
 
 		pthread_mutex_init(&dev->lock, NULL);
-		dev->qmem = calloc(1, gps_queue_bytes(GPSU_USER_QCAP));
+		dev->qmem = calloc(1, gps_queue_bytes(cap));
 		if (!dev->qmem) {
 			gpsu_user.ndev = d + 1;
 			gpsu_user_close();
 			return gpsErrorMemoryAllocation;
 		}
-		gps_queue_init(&dev->q, dev->qmem, GPSU_USER_QCAP,
-			       GPSU_USER_QMARK, GPSU_USER_BLOCK);
+		dev->block_size = block;
+		gps_queue_init(&dev->q, dev->qmem, cap,
+			       (unsigned int)gpsu_user_knob(GPSU_K(queue_watermark)),
+			       block);
 	}
 	memset(&gpsu_user.st, 0, sizeof(gpsu_user.st));
 	info->ndev = gpsu_user.ndev;
-	info->page_size = GPSU_USER_PAGE;
-	info->block_size = GPSU_USER_BLOCK;
+	info->page_size = (unsigned int)gpsu_user_knob(GPSU_K(page_size));
+	info->block_size = block;
 	info->abi_version = 0;
+	gpsu_user_publish_start();
 	return gpsSuccess;
 }
 
@@ -273,6 +274,7 @@ static void gpsu_user_close(void)
 {
 	int d;
 
+	gpsu_user_publish_stop();
 	for (d = 0; d < gpsu_user.ndev; d++) {
 		free(gpsu_user.dev[d].qmem);
 		gpsu_user.dev[d].qmem = NULL;
@@ -300,8 +302,8 @@ static int gpsu_user_device_info(int device, struct gpsu_engine_dev *info)
 		info->mem_total = total > 0 ? (uint64_t)total : 0;
 		info->mem_free = avail > 0 ? (uint64_t)avail : 0;
 	}
-	info->replica_pages = __atomic_load_n(&dev->replica_pages,
-					      __ATOMIC_RELAXED);
+	(void)gpsu_user_counter(device, GPSU_S(replica_pages),
+				&info->replica_pages);
 	return 0;
 }
 
@@ -321,8 +323,8 @@ static void gpsu_user_unmap(struct gpsu_alloc *a)
 	a->nviews = 0;
 }
 
-static void gpsu_user_count(const struct gpsu_user_alloc *ua, uint64_t subs,
-			    bool add);
+static void gpsu_user_count_replicas(const struct gpsu_user_alloc *ua,
+				     uint64_t subs, bool add);
 
 static void gpsu_user_release(struct gpsu_user_alloc *ua)
 {
@@ -330,7 +332,7 @@ static void gpsu_user_release(struct gpsu_user_alloc *ua)
 	int d;
 
 	for (g = 0; ua->subs && g < ua->ngp; g++)
-		gpsu_user_count(ua, ua->subs[g], false);
+		gpsu_user_count_replicas(ua, ua->subs[g], false);
 
 	if (ua->back)
 		munmap(ua->back, (size_t)ua->nrep * ua->len);
@@ -364,21 +366,20 @@ static char *gpsu_user_view(const struct gpsu_user_alloc *ua, int v)
 }
 
 /* Replica pages held by the subscribers of @subs, one GPS page each. */
-static void gpsu_user_count(const struct gpsu_user_alloc *ua, uint64_t subs,
-			    bool add)
+static void gpsu_user_count_replicas(const struct gpsu_user_alloc *ua,
+				     uint64_t subs, bool add)
 {
 	uint64_t n = ua->ps / PAGE_SIZE;
 	int d;
 
+	if (!add)
+		n = -n;		/* the counters add modulo 2^64 */
 	for (d = 0; d < gpsu_user.ndev; d++) {
 		if (!(subs & (1ULL << d)))
 			continue;
-		if (add)
-			__atomic_fetch_add(&gpsu_user.dev[d].replica_pages, n,
-					   __ATOMIC_RELAXED);
-		else
-			__atomic_fetch_sub(&gpsu_user.dev[d].replica_pages, n,
-					   __ATOMIC_RELAXED);
+		gpsu_user_count(d, GPSU_S(replica_pages), n);
+		if (ua->twin)
+			gpsu_user_count(d, GPSU_S(twin_pages), n);
 	}
 }
 
@@ -408,7 +409,7 @@ static int gpsu_user_subs_init(struct gpsu_user_alloc *ua)
 			*gpsu_user_mapp(ua, v, g) =
 				(v < gpsu_user.ndev && (subs & (1ULL << v))) ?
 				(uint8_t)v : (uint8_t)ua->a->home;
-		gpsu_user_count(ua, subs, true);
+		gpsu_user_count_replicas(ua, subs, true);
 	}
 	return 0;
 }
@@ -444,7 +445,8 @@ static void gpsu_user_place(struct gpsu_user_alloc *ua)
 
 static int gpsu_user_alloc(struct gpsu_alloc *a, unsigned int page_size)
 {
-	size_t ps = page_size ? page_size : GPSU_USER_PAGE;
+	size_t ps = page_size ? page_size :
+				gpsu_user_knob(GPSU_K(page_size));
 	struct gpsu_user_alloc *ua;
 	int d, r, ret = ENOMEM;
 	bool gps = a->kind == GPSU_KIND_GPS;
@@ -687,7 +689,7 @@ struct gpsu_harvest {
 	struct gpsu_user_alloc *ua;
 	struct gps_qstat qst;
 	uint64_t now;
-	uint64_t written, changed, bytes, blocks;
+	uint64_t written, changed, bytes, blocks, early;
 	struct gps_diff df;
 };
 
@@ -741,6 +743,8 @@ static void gpsu_user_push(void *ctx, const struct gps_qspan *span)
 				from, mask, n);
 		h->bytes += n;
 		h->blocks += span->blocks;
+		if (span->early)
+			h->early += span->blocks;
 	}
 	pthread_mutex_unlock(l);
 }
@@ -758,7 +762,7 @@ static void gpsu_user_page(void *ctx, size_t page)
 	h->written++;
 	pthread_mutex_lock(l);
 	n = gps_diff_page(&h->df, ua->back + at, ua->twin + at,
-			  gpsu_user.block_size, true);
+			  gpsu_user.dev[h->dev].block_size, true);
 	pthread_mutex_unlock(l);
 	if (!n)
 		return;
@@ -788,7 +792,7 @@ static int gpsu_user_fence_dev(int d, bool own, bool host, uint64_t *until)
 	struct gpsu_user_dev *dev = &gpsu_user.dev[d];
 	struct gpsu_harvest *h;
 	struct gpsu_user_alloc *ua;
-	uint64_t scans = 0;
+	uint64_t scans = 0, host_written = 0, t0, t1;
 	int ret = 0;
 
 	h = malloc(sizeof(*h));
@@ -807,20 +811,40 @@ static int gpsu_user_fence_dev(int d, bool own, bool host, uint64_t *until)
 			scans++;
 		}
 		if (!ret && host && ua->a->home == d) {
+			uint64_t before = h->written;
+
 			h->view = gpsu_user.ndev;
 			ret = gpsu_capture_harvest(ua->a->host, ua->len,
 						   gpsu_user_page, h);
+			host_written += h->written - before;
 			scans++;
 		}
 	}
+	t0 = gpsu_user_now();
 	while (gps_queue_push_oldest(&dev->q, ~0U, h->now, 0, false,
 				     gpsu_user_push, h))
 		;
 	dev->link_busy = gps_link_busy_until(dev->link_busy, h->now, h->bytes,
-					     gpsu_user.link_bw);
+					     gpsu_user_knob(GPSU_K(link_bandwidth)));
 	*until = gps_link_fence_end(dev->link_busy, h->now,
-				    gpsu_user.link_latency_ns);
+				    gpsu_user_knob(GPSU_K(link_latency_ns)));
 	pthread_mutex_unlock(&dev->lock);
+	t1 = gpsu_user_now();
+	gpsu_user_count(d, GPSU_S(write_faults), h->written - host_written);
+	gpsu_user_count(d, GPSU_S(host_write_faults), host_written);
+	gpsu_user_count(d, GPSU_S(pages_harvested), h->written);
+	gpsu_user_count(d, GPSU_S(blocks_queued), h->qst.queued);
+	gpsu_user_count(d, GPSU_S(blocks_merged), h->qst.merged);
+	gpsu_user_count(d, GPSU_S(blocks_pushed), h->blocks);
+	gpsu_user_count(d, GPSU_S(blocks_pushed_early), h->early);
+	gpsu_user_count(d, GPSU_S(bytes_pushed), h->bytes);
+	gpsu_user_count(d, own ? GPSU_S(fences) : GPSU_S(host_fences), 1);
+	if (own && host)
+		gpsu_user_count(d, GPSU_S(host_fences), 1);
+	gpsu_user_count(d, GPSU_S(harvest_ns), t0 - h->now);
+	gpsu_user_count(d, GPSU_S(fence_ns), t1 - h->now);
+	gpsu_user_count(d, GPSU_S(link_wait_ns), *until > t1 ? *until - t1 : 0);
+	gpsu_user_count_max(d, GPSU_S(queue_hwm), h->qst.held);
 
 	GPSU_STAT_ADD(scans, scans);
 	GPSU_STAT_ADD(pages_written, h->written);
@@ -912,6 +936,8 @@ static void gpsu_user_settle(struct gpsu_user_alloc *ua, size_t g,
 	memset(h, 0, offsetof(struct gpsu_harvest, df));
 	h->ua = ua;
 	for (r = 0; r < ua->nrep; r++) {
+		uint64_t blocks = h->blocks, bytes = h->bytes;
+
 		if (!(mask & (1ULL << r)))
 			continue;
 		for (p = first; p < last; p++) {
@@ -925,7 +951,7 @@ static void gpsu_user_settle(struct gpsu_user_alloc *ua, size_t g,
 
 			pthread_mutex_lock(l);
 			n = gps_diff_page(&h->df, ua->back + at, ua->twin + at,
-					  gpsu_user.block_size, true);
+					  gpsu_user.dev[r].block_size, true);
 			pthread_mutex_unlock(l);
 			if (!n)
 				continue;
@@ -933,6 +959,11 @@ static void gpsu_user_settle(struct gpsu_user_alloc *ua, size_t g,
 			span.blocks = n;
 			gpsu_user_push(h, &span);
 		}
+		/* the driver's names: what replica r's device pushed */
+		gpsu_user_count(r, GPSU_S(blocks_pushed), h->blocks - blocks);
+		gpsu_user_count(r, GPSU_S(blocks_pushed_early),
+				h->blocks - blocks);
+		gpsu_user_count(r, GPSU_S(bytes_pushed), h->bytes - bytes);
 	}
 	GPSU_STAT_ADD(pages_changed, h->changed);
 	GPSU_STAT_ADD(blocks_pushed, h->blocks);
@@ -1014,8 +1045,8 @@ static int gpsu_user_resub(struct gpsu_user_alloc *ua, size_t g,
 		}
 	}
 	ua->subs[g] = want;
-	gpsu_user_count(ua, add, true);
-	gpsu_user_count(ua, drop, false);
+	gpsu_user_count_replicas(ua, add, true);
+	gpsu_user_count_replicas(ua, drop, false);
 	for (v = 0; v <= gpsu_user.ndev; v++) {
 		r = gpsu_user_serve(ua, v, g, want);
 		if (r == *gpsu_user_mapp(ua, v, g))
@@ -1276,6 +1307,49 @@ static int gpsu_user_um_on(struct gpsu_user_alloc *ua)
 	return 0;
 }
 
+int gpsu_user_queues_reconfigure(unsigned int capacity,
+				 unsigned int watermark,
+				 unsigned int block_size)
+{
+	void *mem[GPSU_MAX_DEVICES] = { NULL };
+	struct gpsu_harvest *h = malloc(sizeof(*h));
+	int d, ret = h ? 0 : ENOMEM;
+
+	for (d = 0; d < gpsu_user.ndev; d++) {
+		mem[d] = calloc(1, gps_queue_bytes(capacity));
+		if (!mem[d])
+			ret = ENOMEM;
+	}
+	/* each queue drained, then laid out anew, under its device's lock */
+	pthread_rwlock_rdlock(&gpsu_user.allocs_lock);
+	for (d = 0; !ret && d < gpsu_user.ndev; d++) {
+		struct gpsu_user_dev *dev = &gpsu_user.dev[d];
+		void *old;
+
+		memset(h, 0, offsetof(struct gpsu_harvest, df));
+		h->dev = d;
+		pthread_mutex_lock(&dev->lock);
+		h->now = gpsu_user_now();
+		while (gps_queue_push_oldest(&dev->q, ~0U, h->now, 0, false,
+					     gpsu_user_push, h))
+			;
+		old = dev->qmem;
+		dev->qmem = mem[d];
+		mem[d] = old;
+		dev->block_size = block_size;
+		gps_queue_init(&dev->q, dev->qmem, capacity, watermark,
+			       block_size);
+		pthread_mutex_unlock(&dev->lock);
+		gpsu_user_count(d, GPSU_S(blocks_pushed), h->blocks);
+		gpsu_user_count(d, GPSU_S(bytes_pushed), h->bytes);
+	}
+	pthread_rwlock_unlock(&gpsu_user.allocs_lock);
+	for (d = 0; d < gpsu_user.ndev; d++)
+		free(mem[d]);
+	free(h);
+	return ret;
+}
+
 const struct gpsu_engine_ops gpsu_engine_user = {
 	.name = "user",
 	.kind = gpsEngineNative,
@@ -1293,4 +1367,7 @@ const struct gpsu_engine_ops gpsu_engine_user = {
 	.fence = gpsu_user_fence,
 	.fence_mask = gpsu_user_fence_mask,
 	/* no ring: asynchronous fences are synchronous (engine.h) */
+	.knob_get = gpsu_user_knob_get,
+	.knob_set = gpsu_user_knob_set,
+	.counter = gpsu_user_counter,
 };

@@ -101,4 +101,29 @@ struct gpsu_user_stats {
 /* Adds up the counters since the engine opened into @st. */
 void gpsu_user_stats(struct gpsu_user_stats *st);
 
+/* ---- knobs and counters by the driver's names (engine_user_knobs.c) - */
+
+/* Every knob at its default, then $GPSU_KNOB_<name>; 0 or an errno. */
+int gpsu_user_knobs_init(int ndev);
+/* Knob @i (knob_table.h's GPSU_K_*) now. */
+uint64_t gpsu_user_knob(int i);
+int gpsu_user_knob_get(int i, uint64_t *v);
+int gpsu_user_knob_set(int i, uint64_t v);
+/* Counter @i (GPSU_S_*) of device @d: add @n; raise to @n. */
+void gpsu_user_count(int d, int i, uint64_t n);
+void gpsu_user_count_max(int d, int i, uint64_t n);
+int gpsu_user_counter(int device, int i, uint64_t *v);
+/* The directory of every native program's files for gpsctl. */
+int gpsu_user_publish_root(char *buf, size_t len);
+void gpsu_user_publish_start(void);
+void gpsu_user_publish_stop(void);
+
+/*
+ * engine_user.c: drains every device's queue and lays it out again with
+ * @capacity, @watermark and @block_size; 0 or an errno (nothing changed).
+ */
+int gpsu_user_queues_reconfigure(unsigned int capacity,
+				 unsigned int watermark,
+				 unsigned int block_size);
+
 #endif /* GPSU_ENGINE_USER_H */

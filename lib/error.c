@@ -45,6 +45,8 @@ static const struct {
 	[gpsErrorOperatingSystem] = { "gpsErrorOperatingSystem",
 		"operating system call failed" },
 	[gpsErrorUnknown] = { "gpsErrorUnknown", "unknown error" },
+	[gpsErrorNotPermitted] = { "gpsErrorNotPermitted",
+				   "operation not permitted" },
 };
 
 #define GPSU_NR_ERRORS (sizeof(gpsu_errors) / sizeof(gpsu_errors[0]))

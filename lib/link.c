@@ -6,27 +6,21 @@
  * (/sys/kernel/gps/link_bandwidth in bytes/s, 0 = unlimited, and
  * link_latency_ns). So that every paradigm pays the same link, a copy
  * between the memory of two devices (gpsMemcpy, gpsMemcpyAsync) and a
- * migration of managed pages (gpsMemPrefetchAsync) pay it too: the knobs
- * are read once per such call, the bytes are charged to the sending
- * device's link clock (one per device in this process, advanced with a
- * CAS, so that concurrent transfers of one device queue behind each
- * other), the transfer runs at memory speed, and the caller then sleeps
+ * migration of managed pages (gpsMemPrefetchAsync) pay it too: the
+ * knobs are read from the engine (gpsGetKnob's, of either engine) once
+ * per such call, the bytes are charged to the sending device's link
+ * clock (one per device in this process, advanced with a CAS, so that
+ * concurrent transfers of one device queue behind each other), the transfer runs at memory speed, and the caller then sleeps
  * until the link would have carried the bytes, plus the latency. No
  * library lock is held while it sleeps. The library's clocks are its
  * own: they do not see the driver's pushes, nor the driver the copies.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "gpsu_internal.h"
+#include "engine.h"
 #include "link.h"
-
-#define GPSU_SYSFS_DIR	"/sys/kernel/gps"
 
 /* Each device's link is free from this CLOCK_MONOTONIC time (ns). */
 static uint64_t gpsu_link_free_ns[GPSU_MAX_DEVICES];
@@ -39,37 +33,19 @@ static uint64_t gpsu_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* A knob's value, 0 when it cannot be read (no driver: no model). */
-static uint64_t gpsu_knob(const char *dir, const char *name)
+/* A knob of the engine, 0 when it cannot be read (no model). */
+static uint64_t gpsu_link_knob(int i)
 {
-	char path[256], buf[32];
-	unsigned long long v;
-	ssize_t n;
-	int fd;
+	uint64_t v = 0;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	if (sscanf(buf, "%llu", &v) != 1)
-		return 0;
-	return v;
+	return gpsu_engine && !gpsu_engine_knob_get(i, &v) ? v : 0;
 }
 
-/* Reads link_bandwidth and link_latency_ns ($GPSU_SYSFS for tests). */
+/* Reads the engine's link_bandwidth and link_latency_ns. */
 void gpsu_link_read(struct gpsu_link *l)
 {
-	const char *dir = getenv("GPSU_SYSFS");
-
-	if (!dir || !*dir)
-		dir = GPSU_SYSFS_DIR;
-	l->bandwidth = gpsu_knob(dir, "link_bandwidth");
-	l->latency_ns = gpsu_knob(dir, "link_latency_ns");
+	l->bandwidth = gpsu_link_knob(GPSU_K(link_bandwidth));
+	l->latency_ns = gpsu_link_knob(GPSU_K(link_latency_ns));
 }
 
 uint64_t gpsu_link_now(void)

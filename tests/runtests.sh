@@ -92,17 +92,22 @@ result() {	# result PASS|FAIL|SKIP name [why]
 }
 
 # The driver's knobs (/sys/kernel/gps, the files of mode 644) as "name
-# value" lines, in an order that writes them back: the queue's shape
-# first (a new block size or capacity resets the watermark).  A program
-# must leave them as it found them: one killed by a timeout skips its
-# teardown, and its knobs would fail later programs for no reason of
-# theirs (a block size of 4 KiB left by limits failed the queue test).
+# value" lines, in the order of the driver's table /sys/kernel/gps/knobs,
+# in which saved values can be written back one by one (a new block size
+# or capacity resets the watermark, never an earlier knob); by name for
+# a driver without the table.  A program must leave them as it found
+# them: one killed by a timeout skips its teardown, and its knobs would
+# fail later programs for no reason of theirs (a block size of 4 KiB
+# left by limits failed the queue test).
 knobs_dump() {
 	[ -d /sys/kernel/gps ] || return 0
-	for k in block_size queue_capacity queue_watermark $(
-		find /sys/kernel/gps -maxdepth 1 -type f -perm -u+w |
-		sed 's|.*/||' | sort | grep -v -x -e block_size \
-			-e queue_capacity -e queue_watermark); do
+	if [ -r /sys/kernel/gps/knobs ]; then
+		names=$(cut -d' ' -f1 /sys/kernel/gps/knobs)
+	else
+		names=$(find /sys/kernel/gps -maxdepth 1 -type f -perm -u+w |
+			sed 's|.*/||' | sort)
+	fi
+	for k in $names; do
 		v=$(cat "/sys/kernel/gps/$k" 2>/dev/null) || continue
 		case $v in *"["*) v=${v#*[}; v=${v%%]*} ;; esac  # "[a] b": a
 		echo "$k $v"

@@ -197,7 +197,7 @@ FIXTURE_SETUP(hit4)
 		SKIP(return, "%s", why);
 	ASSERT_EQ(0, t_knob_get("bulk_blocks", &self->bulk));
 	self->have_bulk = 1;
-	ASSERT_EQ(0, t_knob_set("bulk_blocks", 0));
+	T_KNOB_SET("bulk_blocks", 0);
 }
 
 FIXTURE_TEARDOWN(hit4)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t_lib.h - shared helpers of the libgpsu tests that run against gps.ko
- * (in the VM). Each test skips when /dev/gps is absent.
+ * t_lib.h - shared helpers of the libgpsu tests, which run against
+ * either engine: gps.ko (in the VM) or the native engine (on the host,
+ * GPSU_ENGINE=user). Each test skips when there is no device.
  */
 #ifndef T_LIB_H
 #define T_LIB_H
@@ -73,59 +74,46 @@ static inline size_t t_replica_pages(int ndev)
 	return sum;
 }
 
-#define T_KNOBS	"/sys/kernel/gps/"
+/*
+ * Knobs and counters through the library (gpsGetKnob, gpsSetKnob,
+ * gpsDeviceGetCounter), so that a test runs against either engine: the
+ * driver's /sys/kernel/gps and debugfs, or the native engine's own.
+ */
 
-/* Reads the driver's knob @name (a number); 0 or -1. */
+/* Reads knob @name; 0 or -1 (the library said why on stderr). */
 static inline int t_knob_get(const char *name, unsigned long long *v)
 {
-	char path[128];
-	FILE *f;
-	int ok;
-
-	snprintf(path, sizeof(path), T_KNOBS "%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	ok = fscanf(f, "%llu", v) == 1;
-	fclose(f);
-	return ok ? 0 : -1;
+	return gpsGetKnob(v, name) == gpsSuccess ? 0 : -1;
 }
 
-/* Writes the driver's knob @name; 0 or -1. */
+/* Sets knob @name; 0 or -1 (the library said why on stderr). */
 static inline int t_knob_set(const char *name, unsigned long long v)
 {
-	char path[128];
-	FILE *f;
-	int ok;
-
-	snprintf(path, sizeof(path), T_KNOBS "%s", name);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	ok = fprintf(f, "%llu\n", v) > 0;
-	return fclose(f) == 0 && ok ? 0 : -1;
+	return gpsSetKnob(name, v) == gpsSuccess ? 0 : -1;
 }
 
-/* Counter @name of device @d's node in debugfs stats, or -1. */
+/*
+ * Sets knob @name to @v for a test that needs it; skips the test when
+ * the engine cannot honour it (the native engine has no push thread,
+ * ...), fails it for any other error.
+ */
+#define T_KNOB_SET(name, v)						\
+	do {								\
+		gpsError_t e_ = gpsSetKnob((name), (v));		\
+		if (e_ == gpsErrorNotSupported)				\
+			SKIP(return, "the engine cannot set %s to %llu", \
+			     (name), (unsigned long long)(v));		\
+		ASSERT_EQ(gpsSuccess, e_);				\
+	} while (0)
+
+/* Counter @name of device @d, or -1 (not kept, or not readable). */
 static inline long long t_dev_stat(int d, const char *name)
 {
-	char path[128], key[64];
-	gpsDeviceProp prop;
-	long long v, found = -1;
-	FILE *f;
+	unsigned long long v;
 
-	if (gpsGetDeviceProperties(&prop, d) != gpsSuccess)
+	if (gpsDeviceGetCounter(&v, name, d) != gpsSuccess)
 		return -1;
-	snprintf(path, sizeof(path), "/sys/kernel/debug/gps/node%d/stats",
-		 prop.numaNode);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63s %lld", key, &v) == 2)
-		if (!strcmp(key, name))
-			found = v;
-	fclose(f);
-	return found;
+	return (long long)v;
 }
 
 #endif /* T_LIB_H */

@@ -70,7 +70,7 @@ TEST(each_device_keeps_its_pages)
 
 	err = gpsTrackingStart();
 	if (err == gpsErrorNotSupported)
-		SKIP(return, "driver without tracking");
+		SKIP(return, "engine without tracking (the native engine has none yet)");
 	ASSERT_EQ(gpsSuccess, err);
 	ASSERT_EQ(gpsErrorInvalidValue, gpsTrackingStart());
 	run_slices(_metadata, v, ndev, ps);
@@ -105,7 +105,7 @@ TEST(manual_allocations_untouched)
 					   gpsMemGPSManual));
 	err = gpsTrackingStart();
 	if (err == gpsErrorNotSupported)
-		SKIP(return, "driver without tracking");
+		SKIP(return, "engine without tracking (the native engine has none yet)");
 	ASSERT_EQ(gpsSuccess, err);
 	ASSERT_EQ(gpsSuccess, gpsTrackingStop());
 	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(v, 4096, m, 1, NULL));

@@ -20,7 +20,7 @@ static const gpsError_t all_errors[] = {
 	gpsErrorInvalidResourceHandle, gpsErrorInvalidConfiguration,
 	gpsErrorNotReady, gpsErrorNotSupported, gpsErrorBusy,
 	gpsErrorLaunchFailure, gpsErrorDriverVersion,
-	gpsErrorOperatingSystem, gpsErrorUnknown,
+	gpsErrorOperatingSystem, gpsErrorUnknown, gpsErrorNotPermitted,
 };
 
 /* Every code has its own name, spelled as the enumerator, and a string. */
@@ -56,7 +56,7 @@ TEST(unknown_codes)
 	ASSERT_STREQ("unrecognized error code",
 		     gpsGetErrorString((gpsError_t)-1));
 	ASSERT_STREQ("unrecognized error code",
-		     gpsGetErrorName((gpsError_t)(gpsErrorUnknown + 1)));
+		     gpsGetErrorName((gpsError_t)(gpsErrorNotPermitted + 1)));
 }
 
 /* A failing call sets the last error; Get returns and resets it. */

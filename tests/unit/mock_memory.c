@@ -6,6 +6,8 @@
  * subscriptions, tracking's not-supported answer, frees.
  */
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "kselftest_harness.h"
@@ -405,6 +407,63 @@ static void put_knob(const char *dir, const char *name, const char *v)
 		fputs(v, f);
 		fclose(f);
 	}
+}
+
+/* The first line of @dir/@name into @buf. */
+static void get_file(const char *dir, const char *name, char *buf, int len)
+{
+	char path[300];
+	FILE *f;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "r");
+	if (f) {
+		if (!fgets(buf, len, f))
+			buf[0] = '\0';
+		fclose(f);
+	}
+}
+
+/* The driver engine's knobs are the files of $GPSU_SYSFS (a fake of
+ * /sys/kernel/gps): numbers, and track_policy's words by number; a knob
+ * without its file, or an unknown name, refused. */
+TEST_F(mem, knobs_are_sysfs_files)
+{
+	char dir[] = "/tmp/gpsu-knobs-XXXXXX", buf[64], path[300];
+	unsigned long long v = 0;
+	int ndev;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	setenv("GPSU_SYSFS", dir, 1);
+	ASSERT_EQ(gpsSuccess, gpsGetDeviceCount(&ndev));
+	put_knob(dir, "block_size", "128\n");
+	put_knob(dir, "track_policy", "touched [read]\n");
+	ASSERT_EQ(gpsSuccess, gpsGetKnob(&v, "block_size"));
+	ASSERT_EQ(128, v);
+	ASSERT_EQ(gpsSuccess, gpsGetKnob(&v, "track_policy"));
+	ASSERT_EQ(1, v);
+	ASSERT_EQ(gpsSuccess, gpsSetKnob("block_size", 256));
+	get_file(dir, "block_size", buf, sizeof(buf));
+	ASSERT_STREQ("256\n", buf);
+	ASSERT_EQ(gpsSuccess, gpsSetKnob("track_policy", 0));
+	get_file(dir, "track_policy", buf, sizeof(buf));
+	ASSERT_STREQ("touched\n", buf);
+	ASSERT_EQ(gpsErrorInvalidValue, gpsSetKnob("track_policy", 2));
+	/* a driver without the file: not supported; no such knob at all */
+	ASSERT_EQ(gpsErrorNotSupported, gpsGetKnob(&v, "harvest_ahead"));
+	ASSERT_EQ(gpsErrorNotSupported, gpsSetKnob("harvest_ahead", 1));
+	ASSERT_EQ(gpsErrorInvalidValue, gpsGetKnob(&v, "no_such_knob"));
+	/* without the right to write it (root writes any file) */
+	snprintf(path, sizeof(path), "%s/block_size", dir);
+	ASSERT_EQ(0, chmod(path, 0444));
+	if (geteuid())
+		ASSERT_EQ(gpsErrorNotPermitted, gpsSetKnob("block_size", 64));
+	unsetenv("GPSU_SYSFS");
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/track_policy", dir);
+	unlink(path);
+	ASSERT_EQ(0, rmdir(dir));
 }
 
 /* The link model ($GPSU_SYSFS: a fake knob directory): a copy between

@@ -8,6 +8,9 @@
  *   gpsctl [--json] traffic               device x device bytes and blocks
  *   gpsctl [--json] subscribers           the subscriber histogram
  *   gpsctl [--json] watch [-i SECS] [-n COUNT]   rates, one row per device
+ *   gpsctl [--json] programs              running programs of the native
+ *                                         engine
+ *   gpsctl --pid PID [--json] [show|watch]   one of them, as the driver
  *
  * Exit status: 0; 1 when the driver is not loaded, a file cannot be read,
  * a knob is unknown, a value is out of range or refused, or permission is
@@ -37,6 +40,8 @@ static void usage(FILE *f)
 "       gpsctl [--json] traffic\n"
 "       gpsctl [--json] subscribers\n"
 "       gpsctl [--json] watch [-i SECS] [-n COUNT]\n"
+"       gpsctl [--json] programs\n"
+"       gpsctl --pid PID [--json] [show | watch [-i SECS] [-n COUNT]]\n"
 "       gpsctl --help | --version\n"
 "\n"
 "  show         devices (node, CPUs, memory, replica pages), knobs with\n"
@@ -47,6 +52,10 @@ static void usage(FILE *f)
 "  subscribers  GPS pages by number of subscribers\n"
 "  watch        rates per device every SECS (default 1) seconds, COUNT\n"
 "               times (default: until interrupted)\n"
+"  programs     running programs of the native engine (libgpsu without\n"
+"               gps.ko): pid, name, devices\n"
+"  --pid PID    show or watch native program PID's devices, knobs and\n"
+"               counters instead of the driver's\n"
 "  --json       JSON instead of text (watch: one object per line)\n");
 }
 
@@ -73,7 +82,8 @@ static void load(struct ctl_state *st)
 	int ret;
 
 	if (!ctl_loaded()) {
-		err("gps.ko is not loaded (no %s)", ctl_sysfs_dir());
+		err("gps.ko is not loaded (no %s); programs of the native "
+		    "engine: gpsctl programs", ctl_sysfs_dir());
 		exit(1);
 	}
 	ret = ctl_read_state(st);
@@ -165,7 +175,7 @@ static int cmd_show(void)
 
 	load(&st);
 	for (d = 0; d < st.nr_devs && have_stats; d++) {
-		ret = ctl_read_stats(st.dev[d].node, &stats[d]);
+		ret = ctl_read_stats(st.dev[d].stats_id, &stats[d]);
 		if (ret) {
 			debugfs_warn(ret);
 			have_stats = 0;
@@ -211,7 +221,7 @@ static int cmd_show(void)
 		return 0;
 	}
 
-	printf("gps.ko:");
+	printf("%s:", ctl_native() ? "native engine" : "gps.ko");
 	for (i = 0; i < st.nr_globals; i++)
 		printf("%s %s %lld", i ? "," : "", st.global_name[i],
 		       st.global_val[i]);
@@ -618,7 +628,7 @@ static int read_all_stats(const struct ctl_state *st, struct ctl_stats *s)
 	int d, ret;
 
 	for (d = 0; d < st->nr_devs; d++) {
-		ret = ctl_read_stats(st->dev[d].node, &s[d]);
+		ret = ctl_read_stats(st->dev[d].stats_id, &s[d]);
 		if (ret)
 			return ret;
 	}
@@ -763,6 +773,51 @@ static int cmd_watch(int argc, char **argv)
 	return 0;
 }
 
+/* The running native programs: pid, name, devices. */
+static int cmd_programs(void)
+{
+	static struct ctl_program p[256];
+	char root[256], pid[16], devs[16];
+	int i, n = ctl_programs(p, 256, root, sizeof(root));
+	struct table t;
+
+	if (json) {
+		struct json j;
+
+		json_begin(&j, stdout, 1);
+		json_obj(&j, NULL);
+		json_str(&j, "directory", root);
+		json_arr(&j, "programs");
+		for (i = 0; i < n; i++) {
+			json_obj(&j, NULL);
+			json_int(&j, "pid", p[i].pid);
+			json_str(&j, "name", p[i].comm);
+			json_int(&j, "devices", p[i].nr_devs);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+		json_obj_end(&j);
+		json_end(&j);
+		return 0;
+	}
+	if (!n) {
+		printf("no program of the native engine is running (%s)\n",
+		       root);
+		return 0;
+	}
+	table_init(&t, 3);
+	t.left = 2;
+	table_add(&t, (const char *const[]){ "PID", "NAME", "DEVICES" });
+	for (i = 0; i < n; i++) {
+		snprintf(pid, sizeof(pid), "%d", p[i].pid);
+		snprintf(devs, sizeof(devs), "%d", p[i].nr_devs);
+		table_add(&t, (const char *const[]){ pid, p[i].comm, devs });
+	}
+	table_print(&t, stdout);
+	table_free(&t);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char *args[argc + 1];
@@ -780,12 +835,37 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--version")) {
 			printf("gpsctl %s\n", GPSCTL_VERSION);
 			return 0;
+		} else if (!n && (!strcmp(argv[i], "--pid") ||
+				  !strcmp(argv[i], "-p"))) {
+			char *end;
+			long pid = i + 1 < argc ?
+				   strtol(argv[i + 1], &end, 10) : 0;
+
+			if (i + 1 >= argc || *end || pid <= 0) {
+				err("--pid: expected a process id");
+				return 2;
+			}
+			if (ctl_use_pid((int)pid)) {
+				err("no program of the native engine with pid %ld "
+				    "(gpsctl programs lists them)", pid);
+				return 1;
+			}
+			i++;
 		} else {
 			args[n++] = argv[i];
 		}
 	}
 	args[n] = NULL;
 	cmd = n ? args[0] : "show";
+	if (ctl_native() && strcmp(cmd, "show") && strcmp(cmd, "watch")) {
+		err("--pid: %s: %s", cmd, !strcmp(cmd, "set") ?
+		    "a native program's knobs are its own (gpsSetKnob in the "
+		    "program, or GPSU_KNOB_<name> in its environment)" :
+		    "not kept by the native engine (show or watch)");
+		return 1;
+	}
+	if (!strcmp(cmd, "programs") && n == 1)
+		return cmd_programs();
 	if (!strcmp(cmd, "show") && n <= 1)
 		return cmd_show();
 	if (!strcmp(cmd, "set"))

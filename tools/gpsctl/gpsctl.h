@@ -6,7 +6,9 @@
  *   state.c   what the driver shows: /sys/kernel/gps (knobs, the table
  *             of their ranges, global counters), /sys/kernel/debug/gps
  *             (per-device counters, the traffic matrix, the subscriber
- *             histogram), GPS_IOC_DEVICE_INFO on /dev/gps (the devices)
+ *             histogram), GPS_IOC_DEVICE_INFO on /dev/gps (the devices);
+ *             or what a program of the native engine publishes, laid
+ *             out the same way (--pid)
  *   out.c     the two ways of printing: text tables and JSON
  *   gpsctl.c  the commands (show, set, traffic, subscribers, watch)
  *
@@ -35,6 +37,8 @@ struct ctl_dev {
 	uint64_t mem_total;	/* bytes */
 	uint64_t mem_free;	/* bytes */
 	uint64_t replica_pages;	/* PAGE_SIZE pages */
+	int stats_id;		/* N of the counters' node<N>/: the node, or
+				 * a native program's device */
 };
 
 /* One device's debugfs stats: its "name value" lines, in file order. */
@@ -87,15 +91,26 @@ struct ctl_state {
 	struct ctl_knob_info info[CTL_MAX_KNOBS];
 };
 
-/* How a line of node<N>/stats adds up (kmod/gps_stats.h's kinds). */
+/* How a line of node<N>/stats adds up (core/gps_stats.h's kinds). */
 enum ctl_stat_kind {
 	CTL_STAT_COUNT,		/* cumulative: a rate, summed */
 	CTL_STAT_LEVEL,		/* a current amount: no rate, summed */
 	CTL_STAT_MAX,		/* a maximum or a capacity: no rate, no sum */
 };
 
+/* A running program of the native engine (gpsctl programs). */
+struct ctl_program {
+	int pid;
+	char comm[32];
+	int nr_devs;
+};
+
 /* state.c */
+int ctl_use_pid(int pid);
+int ctl_native(void);
+int ctl_programs(struct ctl_program *p, int max, char *root, size_t len);
 const char *ctl_sysfs_dir(void);
+const char *ctl_debugfs_dir(void);
 int ctl_loaded(void);
 int ctl_read_state(struct ctl_state *st);
 int ctl_read_stats(int node, struct ctl_stats *s);

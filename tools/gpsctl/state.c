@@ -20,7 +20,7 @@
  * set, with no range (st->table_err says why), and the driver's own
  * check stays the authority (a write out of its range fails with EINVAL
  * whatever gpsctl believed).  How each debugfs counter adds up comes
- * from the driver's list of them, kmod/gps_stats.h.
+ * from the driver's list of them, core/gps_stats.h.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -49,12 +49,23 @@ enum ctl_stat_kind ctl_stat_kind(const char *name)
 	return CTL_STAT_COUNT;
 }
 
+/* A native program's files (ctl_use_pid); "" for the driver's. */
+static char ctl_pid_dir[100];	/* "" when gpsctl looks at the driver */
+static char ctl_pid_sys[110], ctl_pid_debug[110];
+
 /* /sys/kernel/gps, or $GPSCTL_SYSFS (a copy of it, for tests). */
 const char *ctl_sysfs_dir(void)
 {
 	const char *dir = getenv("GPSCTL_SYSFS");
 
+	if (ctl_native())
+		return ctl_pid_sys;
 	return dir && *dir ? dir : GPS_SYSFS_DIR;
+}
+
+const char *ctl_debugfs_dir(void)
+{
+	return ctl_native() ? ctl_pid_debug : GPS_DEBUGFS_DIR;
 }
 
 int ctl_loaded(void)
@@ -77,6 +88,93 @@ static int read_line(const char *path, char *buf, size_t len)
 	fclose(f);
 	buf[strcspn(buf, "\n")] = '\0';
 	return ret;
+}
+
+/*
+ * A program of the native engine (libgpsu's engine_user_knobs.c)
+ * publishes its knobs and counters in <root>/<pid>/: sys/ as
+ * /sys/kernel/gps, debug/node<device>/stats as debugfs, and devices
+ * ("<device> <node> <cpus> <mem_total> <mem_free> <replica_pages>"
+ * lines). <root> as the library finds it: $GPSU_STATS_DIR, else
+ * $XDG_RUNTIME_DIR/gps, else /tmp/gps-<uid>.
+ */
+
+static void native_root(char *buf, size_t len)
+{
+	const char *e = getenv("GPSU_STATS_DIR");
+	const char *x = getenv("XDG_RUNTIME_DIR");
+
+	if (e && *e)
+		snprintf(buf, len, "%s", e);
+	else if (x && *x)
+		snprintf(buf, len, "%s/gps", x);
+	else
+		snprintf(buf, len, "/tmp/gps-%u", (unsigned int)getuid());
+}
+
+/* A live process that publishes: its directory and /proc/<pid>. */
+static int native_alive(const char *root, int pid)
+{
+	char path[400];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	if (stat(path, &sb))
+		return 0;
+	snprintf(path, sizeof(path), "%s/%d/sys/nr_devices", root, pid);
+	return !stat(path, &sb);
+}
+
+/* Look at native program @pid from now on; 0 or -ESRCH. */
+int ctl_use_pid(int pid)
+{
+	char root[80];
+
+	native_root(root, sizeof(root));
+	if (pid <= 0 || !native_alive(root, pid))
+		return -ESRCH;
+	snprintf(ctl_pid_dir, sizeof(ctl_pid_dir), "%s/%d", root, pid);
+	snprintf(ctl_pid_sys, sizeof(ctl_pid_sys), "%s/sys", ctl_pid_dir);
+	snprintf(ctl_pid_debug, sizeof(ctl_pid_debug), "%s/debug",
+		 ctl_pid_dir);
+	return 0;
+}
+
+int ctl_native(void)
+{
+	return ctl_pid_dir[0] != '\0';
+}
+
+/* The running native programs into @p, their directory into @root. */
+int ctl_programs(struct ctl_program *p, int max, char *root, size_t len)
+{
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	native_root(root, len);
+	d = opendir(root);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && n < max) {
+		char path[400], buf[64];
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0 || !native_alive(root, (int)pid))
+			continue;
+		p[n].pid = (int)pid;
+		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+		if (read_line(path, p[n].comm, sizeof(p[n].comm)))
+			snprintf(p[n].comm, sizeof(p[n].comm), "?");
+		snprintf(path, sizeof(path), "%s/%ld/sys/nr_devices", root,
+			 pid);
+		p[n].nr_devs = read_line(path, buf, sizeof(buf)) ? 0 :
+			       atoi(buf);
+		n++;
+	}
+	closedir(d);
+	return n;
 }
 
 static int cmp_names(const void *a, const void *b)
@@ -346,6 +444,7 @@ static int read_devs_sysfs(struct ctl_state *st)
 			char cpus[256] = "";
 
 			dev->node = node;
+			dev->stats_id = node;
 			snprintf(path, sizeof(path),
 				 "/sys/devices/system/node/node%d/cpulist",
 				 node);
@@ -367,10 +466,39 @@ static int read_devs_sysfs(struct ctl_state *st)
 	return d == st->nr_devs ? 0 : -ENOENT;
 }
 
+/* A native program's devices file. */
+static int read_devs_native(struct ctl_state *st)
+{
+	unsigned long long total, avail, pages;
+	int d, node, cpus, n = 0;
+	char path[400];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/devices", ctl_pid_dir);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (n < st->nr_devs &&
+	       fscanf(f, "%d %d %d %llu %llu %llu", &d, &node, &cpus, &total,
+		      &avail, &pages) == 6 && d == n) {
+		st->dev[n].node = node;
+		st->dev[n].cpus = cpus;
+		st->dev[n].mem_total = total;
+		st->dev[n].mem_free = avail;
+		st->dev[n].replica_pages = pages;
+		st->dev[n].stats_id = d;
+		n++;
+	}
+	fclose(f);
+	return n == st->nr_devs ? 0 : -EPROTO;
+}
+
 static int read_devs(struct ctl_state *st)
 {
 	int fd, d;
 
+	if (ctl_native())
+		return read_devs_native(st);
 	fd = open(GPS_DEV_PATH, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return read_devs_sysfs(st);
@@ -382,6 +510,7 @@ static int read_devs(struct ctl_state *st)
 			return read_devs_sysfs(st);
 		}
 		st->dev[d].node = a.node;
+		st->dev[d].stats_id = a.node;
 		st->dev[d].cpus = a.nr_cpus;
 		st->dev[d].mem_total = a.mem_total;
 		st->dev[d].mem_free = a.mem_free;
@@ -414,7 +543,8 @@ int ctl_read_stats(int node, struct ctl_stats *s)
 	FILE *f;
 
 	s->n = 0;
-	snprintf(path, sizeof(path), GPS_DEBUGFS_DIR "/node%d/stats", node);
+	snprintf(path, sizeof(path), "%s/node%d/stats", ctl_debugfs_dir(),
+		 node);
 	f = fopen(path, "r");
 	if (!f)
 		return -errno;
@@ -445,8 +575,8 @@ int ctl_read_traffic(const struct ctl_state *st, int src, long long *blocks,
 	int node, d, found = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), GPS_DEBUGFS_DIR "/node%d/traffic",
-		 st->dev[src].node);
+	snprintf(path, sizeof(path), "%s/node%d/traffic", ctl_debugfs_dir(),
+		 st->dev[src].stats_id);
 	f = fopen(path, "r");
 	if (!f)
 		return -errno;
@@ -466,11 +596,13 @@ int ctl_read_traffic(const struct ctl_state *st, int src, long long *blocks,
 /* pages[n] = GPS pages with n subscribers, n = 1..max; the largest n. */
 int ctl_read_subscribers(long long *pages, int max)
 {
+	char path[400];
 	long long p;
 	int n, top = 0;
 	FILE *f;
 
-	f = fopen(GPS_DEBUGFS_DIR "/subscribers", "r");
+	snprintf(path, sizeof(path), "%s/subscribers", ctl_debugfs_dir());
+	f = fopen(path, "r");
 	if (!f)
 		return -errno;
 	for (n = 0; n <= max; n++)

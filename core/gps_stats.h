@@ -2,8 +2,9 @@
 /*
  * The counters of one device, listed once: struct gps_dev_stats
  * (gps_internal.h) and the lines of debugfs node<N>/stats (gps_debugfs.c)
- * are made from this list, in its order, and gpsctl (tools/gpsctl)
- * includes it to know how each line adds up.  A new counter is one row
+ * are made from this list, in its order, gpsctl (tools/gpsctl) includes
+ * it to know how each line adds up, and libgpsu (lib/knob_table.c) for
+ * the names of the native engine's counters.  A new counter is one row
  * here and its entry in Documentation/ABI/testing/debugfs-gps.  No
  * include guard: an includer defines GPS_STAT(), GPS_STATE() or both
  * first, and gets the rows of those it defined.

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The knobs of /sys/kernel/gps, listed once (see gps_knobs.h, which
- * includes this file to make struct gps_knobs, as gps_sysfs.c does to
- * make its table).  A new knob is one row here and its block in
+ * The knobs of /sys/kernel/gps, listed once (see kmod/gps_knobs.h, which
+ * includes this file to make struct gps_knobs, as kmod/gps_sysfs.c does
+ * to make its table; libgpsu's lib/knob_table.c makes the knobs of both
+ * its engines from it).  A new knob is one row here and its block in
  * Documentation/ABI/testing/sysfs-kernel-gps.  No include guard: each
  * includer defines GPS_KNOB() first.
  *
