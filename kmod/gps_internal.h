@@ -432,12 +432,10 @@ unsigned long gps_harvest(struct gps_dev *dev, unsigned long budget,
 			  u64 min_age, struct gps_fence_stats *st);
 unsigned int gps_harvest_replica(struct gps_harvester *h,
 				 struct gps_replica *r);
-void gps_harvest_account(struct gps_dev *dev, u64 t0, u64 pages,
-			 unsigned long done);
-
-/* gps_help.c: a fence's harvest on the node's CPUs */
 unsigned long gps_harvest_helped(struct gps_dev *dev, unsigned long budget,
 				 struct gps_fence_stats *st);
+
+/* gps_help.c: the fence helpers' threads, on the node's CPUs */
 int gps_helpers_start(struct gps_dev *dev);
 void gps_helpers_stop(struct gps_dev *dev);
 
