@@ -19,7 +19,7 @@
  *     them into the twin, so that the twin equals what was published;
  *  4. add the page's changed blocks with its mask to the device's queue,
  *     where a block already queued merges (coalescing), through
- *     gps_push_queue(), which pushes the oldest blocks past the high
+ *     gps_push_diff(), which pushes the oldest blocks past the high
  *     watermark; a densely written page is pushed whole instead.
  *
  * A twin of a page that was not written again meanwhile is freed: twins
@@ -107,18 +107,12 @@ static unsigned int gps_harvest_page(struct gps_harvester *h,
 				     struct gps_replica *r, unsigned int i)
 {
 	struct gps_dev *dev = h->dev;
-	struct gps_alloc *a = r->alloc;
-	struct gps_diff *df = h->df;
-	unsigned int bs = dev->queue.block_size;
-	unsigned int bulk = READ_ONCE(gps_knobs.bulk_blocks);
-	u64 page = ((u64)r->gidx << (a->gshift - PAGE_SHIFT)) + i;
 	struct page *twin;
-	unsigned int nb = gps_diff_replica(r, i, bs, df, &twin);
+	unsigned int nb = gps_diff_replica(r, i, dev->queue.block_size, h->df,
+					   &twin);
 
-	if (nb && (h->direct || (bulk && nb >= bulk)))
-		gps_push_page(dev, r, i, df->mask, nb, h->st);
-	else if (nb)
-		gps_push_queue(dev, a, page, df->mask, df->blocks, h->st);
+	if (nb)
+		gps_push_diff(h, r, i, nb);
 	if (twin) {
 		atomic64_dec(&gps_twin_pages);
 		atomic64_dec(&dev->stats.twin_pages);

@@ -20,7 +20,7 @@
  * harvests, pushes, reshapes the queue or changes a subscription
  * meanwhile (gps_assert_harvesting()).  The queue is the holder's alone:
  * every harvester of a helped fence pushes each changed page at once
- * (gps_push_page()), as the fence's drain would right after.  A batch
+ * (gps_push_diff()), as the fence's drain would right after.  A batch
  * never holds a replica twice (gps_dirty_take()), so a replica's pages,
  * twins and PTEs see one harvester, and the receivers' pages, which
  * replicas of one GPS page share, are written under that page's lock.
