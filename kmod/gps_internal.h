@@ -68,8 +68,8 @@
  *    stores a pusher is publishing, so a push may copy it whole.
  *  - A queue (core/gps_queue.c) is used only under its device's
  *    harvest_lock.  A fence's
- *    helpers (gps_help.c) harvest and push under the lock their fence
- *    holds, never using the queue.
+ *    helpers (gps_help.c, in gps_harvest.c's shared loop) harvest and
+ *    push under the lock their fence holds, never using the queue.
  */
 #ifndef _GPS_INTERNAL_H
 #define _GPS_INTERNAL_H
@@ -376,7 +376,7 @@ int gps_read(struct gps_ctx *ctx, struct gps_copy_args *args);
 /* gps_track.c */
 int gps_track(struct gps_ctx *ctx, struct gps_track_args *args);
 
-/* gps_link.c */
+/* gps_link.c: traffic counted and charged on the links, and the waits */
 void gps_link_send(struct gps_dev *dev, u64 to, u64 blocks, u64 bytes);
 void gps_link_wait(struct gps_dev *dev, bool latency);
 void gps_link_wait_all(unsigned long mask, bool latency);
@@ -415,7 +415,10 @@ bool gps_write_protect(struct gps_replica *r, unsigned long *dirty,
 		       unsigned long *expiring);
 void gps_retire(struct gps_replica *r, const unsigned long *idle);
 
-/* gps_harvest.c */
+/*
+ * gps_harvest.c: a replica's harvest, handing each page's diff to
+ * gps_push_diff(), and the loops over the dirty list
+ */
 unsigned long gps_harvest(struct gps_dev *dev, unsigned long budget,
 			  u64 min_age, struct gps_fence_stats *st);
 unsigned int gps_harvest_replica(struct gps_harvester *h,

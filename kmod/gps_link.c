@@ -3,7 +3,8 @@
  * DOC: the interconnect model
  *
  * The arithmetic is the pure core's (core/gps_linkmodel.h); the clocks,
- * locks and sleeps are here.
+ * locks and sleeps are here, and the traffic matrix each send is counted
+ * in (gps_link_send()).
  *
  * NUMA links are far faster, relative to local memory, than the PCIe or
  * NVLink links between GPUs.  To reproduce a GPU system's ratio of local
