@@ -19,7 +19,7 @@
  *     them into the twin, so that the twin equals what was published;
  *  4. add the page's changed blocks with its mask to the device's queue,
  *     where a block already queued merges (coalescing), through
- *     gps_push_queue(), which pushes the oldest blocks past the high
+ *     gps_push_diff(), which pushes the oldest blocks past the high
  *     watermark; a densely written page is pushed whole instead.
  *
  * A twin of a page that was not written again meanwhile is freed: twins
@@ -32,8 +32,13 @@
  * Steps 1 and 2 are gps_protect.c's, the diff of step 3 the pure core's
  * (core/gps_diff.c), the list the replicas come from gps_dirty.c's.
  *
+ * The loops that take replicas off the dirty list are here too: the push
+ * thread's and a serial fence's (gps_harvest()), and a helped fence's,
+ * batch by batch with the node's other CPUs (gps_harvest_helped(); the
+ * threads are gps_help.c's).
+ *
  * Called with the device's harvest_lock held (see gps_internal.h), by the
- * thread and the fences; calls the push.
+ * thread and the fences, and by a fence's helpers; calls the push.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -41,6 +46,7 @@
 #include <linux/highmem.h>
 #include <linux/bitmap.h>
 #include "gps_internal.h"
+#include "gps_help.h"
 #include "gps_still.h"
 #include "gps_history.h"
 #include "gps_trace.h"
@@ -101,18 +107,12 @@ static unsigned int gps_harvest_page(struct gps_harvester *h,
 				     struct gps_replica *r, unsigned int i)
 {
 	struct gps_dev *dev = h->dev;
-	struct gps_alloc *a = r->alloc;
-	struct gps_diff *df = h->df;
-	unsigned int bs = dev->queue.block_size;
-	unsigned int bulk = READ_ONCE(gps_knobs.bulk_blocks);
-	u64 page = ((u64)r->gidx << (a->gshift - PAGE_SHIFT)) + i;
 	struct page *twin;
-	unsigned int nb = gps_diff_replica(r, i, bs, df, &twin);
+	unsigned int nb = gps_diff_replica(r, i, dev->queue.block_size, h->df,
+					   &twin);
 
-	if (nb && (h->direct || (bulk && nb >= bulk)))
-		gps_push_page(dev, r, i, df->mask, nb, h->st);
-	else if (nb)
-		gps_push_queue(dev, a, page, df->mask, df->blocks, h->st);
+	if (nb)
+		gps_push_diff(h, r, i, nb);
 	if (twin) {
 		atomic64_dec(&gps_twin_pages);
 		atomic64_dec(&dev->stats.twin_pages);
@@ -185,15 +185,9 @@ unsigned int gps_harvest_replica(struct gps_harvester *h,
 	return pages;
 }
 
-/**
- * gps_harvest_account() - count a harvest of @done replicas begun at @t0
- * @dev: device
- * @t0: gps_clock() at its start
- * @pages: small pages it diffed
- * @done: replicas it harvested; nothing is counted for none
- */
-void gps_harvest_account(struct gps_dev *dev, u64 t0, u64 pages,
-			 unsigned long done)
+/* Count a harvest of @done replicas (none: nothing) begun at @t0. */
+static void gps_harvest_account(struct gps_dev *dev, u64 t0, u64 pages,
+				unsigned long done)
 {
 	if (!done)
 		return;
@@ -231,6 +225,107 @@ unsigned long gps_harvest(struct gps_dev *dev, unsigned long budget,
 		pages += gps_harvest_replica(&h, r);
 		done++;
 		cond_resched();
+	}
+	gps_harvest_account(dev, t0, pages, done);
+	return done;
+}
+
+/* Harvest replicas of the batch until none is left: pages harvested. */
+unsigned long gps_harvest_shared(struct gps_helpers *hs,
+				 struct gps_harvester *h)
+{
+	unsigned long pages = 0;
+	unsigned int i;
+
+	while ((i = atomic_inc_return(&hs->next) - 1) < hs->nr_batch) {
+		pages += gps_harvest_replica(h, hs->batch[i]);
+		cond_resched();
+	}
+	return pages;
+}
+
+static void gps_stats_add(struct gps_fence_stats *to,
+			  const struct gps_fence_stats *st)
+{
+	to->pages_harvested += st->pages_harvested;
+	to->blocks_pushed += st->blocks_pushed;
+	to->bytes_pushed += st->bytes_pushed;
+}
+
+/*
+ * One batch of @n replicas in hs->batch, on the caller and @k helpers.
+ * Returns the pages harvested.
+ */
+static unsigned long gps_harvest_batch(struct gps_dev *dev, unsigned int n,
+				       unsigned int k, struct gps_harvester *h)
+{
+	struct gps_helpers *hs = dev->helpers;
+	unsigned long pages, helped = 0;
+	unsigned int i;
+
+	hs->nr_batch = n;
+	atomic_set(&hs->next, 0);
+	WRITE_ONCE(dev->helped, true);
+	for (i = 0; i < k; i++) {
+		memset(&hs->helper[i].st, 0, sizeof(hs->helper[i].st));
+		kthread_queue_work(hs->helper[i].worker, &hs->helper[i].work);
+	}
+	pages = gps_harvest_shared(hs, h);
+	/*
+	 * A helper not woken yet finds nothing left: it is cancelled, not
+	 * waited for.  One at work is waited for.
+	 */
+	for (i = 0; i < k; i++) {
+		struct gps_fence_stats *st = &hs->helper[i].st;
+
+		kthread_cancel_work_sync(&hs->helper[i].work);
+		helped += st->pages_harvested;
+		if (h->st)
+			gps_stats_add(h->st, st);
+	}
+	WRITE_ONCE(dev->helped, false);
+	atomic64_add(helped, &dev->stats.pages_helped);
+	return pages + helped;
+}
+
+/**
+ * gps_harvest_helped() - a fence's harvest, on the CPUs of the node
+ * @dev: device, harvest_lock held
+ * @budget: replicas to take off the dirty list at most
+ * @st: fence statistics to add to
+ *
+ * As gps_harvest() with no minimum age, with the device's helpers when
+ * it has some and fence_threads and bulk_blocks let them.
+ *
+ * Return: the number of replicas harvested.
+ */
+unsigned long gps_harvest_helped(struct gps_dev *dev, unsigned long budget,
+				 struct gps_fence_stats *st)
+{
+	struct gps_harvester h = {
+		.dev = dev, .df = dev->scratch, .st = st, .direct = true,
+	};
+	struct gps_helpers *hs = dev->helpers;
+	unsigned int cap = READ_ONCE(gps_knobs.fence_threads);
+	unsigned int nh = hs ? hs->nr : 0, n;
+	unsigned long done = 0, pages = 0;
+	u64 t0;
+
+	lockdep_assert_held(&dev->harvest_lock);
+	if (cap)
+		nh = min(nh, cap - 1);
+	/* bulk_blocks = 0: the paper's queue takes every block */
+	if (!nh || budget < 2 || !READ_ONCE(gps_knobs.bulk_blocks))
+		return gps_harvest(dev, budget, 0, st);
+	t0 = gps_clock();
+	while (done < budget) {
+		n = gps_dirty_take(dev, hs->batch,
+				   min_t(unsigned long, budget - done,
+					 GPS_HELP_BATCH));
+		if (!n)
+			break;
+		pages += gps_harvest_batch(dev, n, min(nh, n - 1), &h);
+		done += n;
 	}
 	gps_harvest_account(dev, t0, pages, done);
 	return done;

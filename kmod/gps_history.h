@@ -37,8 +37,8 @@ struct gps_alloc;
  *	GPS_HF_KEEP (twin kept), GPS_HF_NOTWIN (nothing to diff)
  * @GPS_H_HARVEST: end of gps_harvest_replica(): @extra pages diffed
  *	(bits 0-15) and changed (bits 16 on), @other GPS_HH_* flags
- * @GPS_H_QINSERT: gps_push_queue(), a new entry: @extra its blocks
- * @GPS_H_QMERGE: gps_push_queue(), merged into an entry: @extra blocks
+ * @GPS_H_QINSERT: gps_push_diff(), a new entry: @extra its blocks
+ * @GPS_H_QMERGE: gps_push_diff(), merged into an entry: @extra blocks
  * @GPS_H_PUSH: gps_push_bytes(), per receiver @other: @extra the way
  *	(bits 0-1, enum gps_how), GPS_HF_* flags, first block (bits 8-15),
  *	end block (bits 16-23), blocks (bits 24-31), in 64-byte units

@@ -68,8 +68,8 @@
  *    stores a pusher is publishing, so a push may copy it whole.
  *  - A queue (core/gps_queue.c) is used only under its device's
  *    harvest_lock.  A fence's
- *    helpers (gps_help.c) harvest and push under the lock their fence
- *    holds, never using the queue.
+ *    helpers (gps_help.c, in gps_harvest.c's shared loop) harvest and
+ *    push under the lock their fence holds, never using the queue.
  */
 #ifndef _GPS_INTERNAL_H
 #define _GPS_INTERNAL_H
@@ -333,14 +333,6 @@ static inline void gps_set_wmapped(struct gps_replica *r, unsigned int sub)
 	set_bit(sub, r->written);
 }
 
-/* @dev's row of the traffic matrix: what it sent device @to. */
-static inline void gps_count_traffic(struct gps_dev *dev, int to, u64 blocks,
-				     u64 bytes)
-{
-	atomic64_add(blocks, &dev->stats.to_blocks[to]);
-	atomic64_add(bytes, &dev->stats.to_bytes[to]);
-}
-
 /* gps_pagetable.c */
 struct gps_replica *gps_replica_alloc(struct gps_alloc *a, unsigned long gidx,
 				      int dev, bool zero);
@@ -384,8 +376,8 @@ int gps_read(struct gps_ctx *ctx, struct gps_copy_args *args);
 /* gps_track.c */
 int gps_track(struct gps_ctx *ctx, struct gps_track_args *args);
 
-/* gps_link.c */
-void gps_link_charge(struct gps_dev *dev, u64 bytes);
+/* gps_link.c: traffic counted and charged on the links, and the waits */
+void gps_link_send(struct gps_dev *dev, u64 to, u64 blocks, u64 bytes);
 void gps_link_wait(struct gps_dev *dev, bool latency);
 void gps_link_wait_all(unsigned long mask, bool latency);
 void gps_link_reset(void);
@@ -399,14 +391,10 @@ extern const struct vm_operations_struct gps_vm_ops;
 int gps_mmap(struct file *file, struct vm_area_struct *vma);
 
 /* gps_push.c: the device's queue, and pushes into the other replicas */
-void gps_push_queue(struct gps_dev *dev, struct gps_alloc *a, u64 page,
-		    const unsigned long *mask, const unsigned long *blocks,
-		    struct gps_fence_stats *st);
+void gps_push_diff(const struct gps_harvester *h, struct gps_replica *src,
+		   unsigned int sub, unsigned int nb);
 void gps_push_drain(struct gps_dev *dev, struct gps_fence_stats *st);
 void gps_push_aged(struct gps_dev *dev, unsigned long age);
-void gps_push_page(struct gps_dev *dev, struct gps_replica *src,
-		   unsigned int sub, const unsigned long *mask,
-		   unsigned int blocks, struct gps_fence_stats *st);
 int gps_push_queue_alloc(struct gps_queue *q, int nid, unsigned int capacity,
 			 unsigned int watermark, unsigned int block_size);
 void gps_push_queue_free(struct gps_queue *q);
@@ -427,17 +415,18 @@ bool gps_write_protect(struct gps_replica *r, unsigned long *dirty,
 		       unsigned long *expiring);
 void gps_retire(struct gps_replica *r, const unsigned long *idle);
 
-/* gps_harvest.c */
+/*
+ * gps_harvest.c: a replica's harvest, handing each page's diff to
+ * gps_push_diff(), and the loops over the dirty list
+ */
 unsigned long gps_harvest(struct gps_dev *dev, unsigned long budget,
 			  u64 min_age, struct gps_fence_stats *st);
 unsigned int gps_harvest_replica(struct gps_harvester *h,
 				 struct gps_replica *r);
-void gps_harvest_account(struct gps_dev *dev, u64 t0, u64 pages,
-			 unsigned long done);
-
-/* gps_help.c: a fence's harvest on the node's CPUs */
 unsigned long gps_harvest_helped(struct gps_dev *dev, unsigned long budget,
 				 struct gps_fence_stats *st);
+
+/* gps_help.c: the fence helpers' threads, on the node's CPUs */
 int gps_helpers_start(struct gps_dev *dev);
 void gps_helpers_stop(struct gps_dev *dev);
 

@@ -3,7 +3,8 @@
  * DOC: the interconnect model
  *
  * The arithmetic is the pure core's (core/gps_linkmodel.h); the clocks,
- * locks and sleeps are here.
+ * locks and sleeps are here, and the traffic matrix each send is counted
+ * in (gps_link_send()).
  *
  * NUMA links are far faster, relative to local memory, than the PCIe or
  * NVLink links between GPUs.  To reproduce a GPU system's ratio of local
@@ -34,12 +35,8 @@
 #include "gps_internal.h"
 #include "gps_linkmodel.h"
 
-/**
- * gps_link_charge() - account @bytes sent over @dev's link
- * @dev: device
- * @bytes: bytes written into other replicas
- */
-void gps_link_charge(struct gps_dev *dev, u64 bytes)
+/* Account @bytes sent over @dev's link. */
+static void gps_link_charge(struct gps_dev *dev, u64 bytes)
 {
 	u64 bw = READ_ONCE(gps_knobs.link_bandwidth);
 	u64 now;
@@ -51,6 +48,29 @@ void gps_link_charge(struct gps_dev *dev, u64 bytes)
 	WRITE_ONCE(dev->link_free_ns,
 		   gps_link_busy_until(dev->link_free_ns, now, bytes, bw));
 	spin_unlock(&dev->link_lock);
+}
+
+/**
+ * gps_link_send() - account what @dev sent each device of @to
+ * @dev: device
+ * @to: the receivers
+ * @blocks: blocks sent each receiver
+ * @bytes: bytes written into each receiver's replica
+ *
+ * Counted in @dev's row of the traffic matrix, and charged to its link.
+ */
+void gps_link_send(struct gps_dev *dev, u64 to, u64 blocks, u64 bytes)
+{
+	u64 left = to;
+	int d;
+
+	while (left) {
+		d = __ffs64(left);
+		left &= left - 1;
+		atomic64_add(blocks, &dev->stats.to_blocks[d]);
+		atomic64_add(bytes, &dev->stats.to_bytes[d]);
+	}
+	gps_link_charge(dev, bytes * hweight64(to));
 }
 
 /* A new bandwidth: forget what the old one still owed. */

@@ -98,8 +98,7 @@ static void gps_um_charge(int from, int to, u64 bytes, unsigned int blocks)
 {
 	struct gps_dev *dev = &gps_devs[from];
 
-	gps_count_traffic(dev, to, blocks, bytes);
-	gps_link_charge(dev, bytes);
+	gps_link_send(dev, BIT_ULL(to), blocks, bytes);
 	gps_link_wait(dev, true);
 }
 

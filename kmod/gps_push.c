@@ -24,17 +24,19 @@
  * The queue and its policy, which blocks leave when, are the pure core's
  * (core/gps_queue.c); this file gives each device its queue, on its node,
  * and pushes what the policy sends (gps_push_span()): past the high
- * watermark (gps_push_queue()), at a fence (gps_push_drain()), and from
- * the device's thread once blocks have waited longer than the harvest
- * interval (gps_push_aged()).  The blocks of an entry, one small page's,
- * leave together, under one lock and one mapping of each page
- * (gps_push_bytes()), but where the watermark takes only the lowest of
- * them.  Densely written pages skip the queue (gps_push_page()).  Every
- * byte pushed is charged to the link model.
+ * watermark (as a diff is queued), at a fence (gps_push_drain()), and
+ * from the device's thread once blocks have waited longer than the
+ * harvest interval (gps_push_aged()).  The harvest hands each changed
+ * page's diff here once (gps_push_diff()), which queues it or, for a
+ * densely written page or a fence's helper, pushes it past the queue.
+ * The blocks of an entry, one small page's, leave together, under one
+ * lock and one mapping of each page (gps_push_bytes()), but where the
+ * watermark takes only the lowest of them.  Every byte pushed is counted
+ * and charged on the link (gps_link_send()).
  *
  * Calls the core and the link model; called by the harvest, the thread
  * and the fences, with the device's harvest_lock held, and by the helpers
- * of a fence holding it (gps_push_page() only: the queue is the holder's).
+ * of a fence holding it (past the queue only: the queue is the holder's).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -138,11 +140,43 @@ struct gps_pusher {
 };
 
 /*
+ * Write the masked bytes of [lo, lo + len) of page @sub, @nbytes of them,
+ * from @from into receiver @r's page and twin, each mapped once.  Returns
+ * how the page took them, with the GPS_HF_ flags of the history.
+ * gp->lock held.
+ */
+static unsigned int gps_push_into(struct gps_replica *r, unsigned int sub,
+				  const u8 *from, const unsigned long *m,
+				  unsigned int lo, unsigned int len,
+				  unsigned int nbytes)
+{
+	enum gps_how how;
+	bool still;
+	u8 *to;
+
+	gps_still_check(r, sub, lo, len, "push");
+	how = gps_how(nbytes, len, gps_unwritten(r, sub));
+	still = !test_bit(sub, r->wmapped);
+	to = kmap_local_page(r->pages[sub]);
+	gps_apply(to + lo, from + lo, m, len, how, still);
+	kunmap_local(to);
+	if (r->twins[sub]) {
+		to = kmap_local_page(r->twins[sub]);
+		gps_apply(to + lo, from + lo, m, len,
+			  gps_how(nbytes, len, false), true);
+		kunmap_local(to);
+	}
+	gps_still_sync(r, sub, lo, len);
+	return how | (still ? GPS_HF_STILL : 0) |
+	       (r->twins[sub] ? GPS_HF_RTWIN : 0);
+}
+
+/*
  * Write the masked bytes of @s (one small page's blocks in [lo, hi)) from
  * the pusher's replica into every other subscriber's, under one hold of
- * the GPS page lock, each receiver's page and twin mapped once; @bulk:
- * past the queue (counted as blocks_bulk; early spans as
- * blocks_pushed_early).  The masked bytes are counted once.  A source
+ * the GPS page lock (gps_push_into()); @bulk: past the queue (counted as
+ * blocks_bulk; early spans as blocks_pushed_early).  The masked bytes are
+ * counted once per receiver, on the link (gps_link_send()).  A source
  * gone (a managed page moved away, its only copy with it) leaves nothing
  * to send.
  */
@@ -155,54 +189,37 @@ static void gps_push_bytes(const struct gps_pusher *p, const struct gps_qspan *s
 	unsigned int sub = s->page & (a->nr_sub - 1), lo = s->lo;
 	struct gps_gpage *gp = gps_gpage(a, gidx);
 	const unsigned long *m = s->mask + lo / BITS_PER_LONG;
-	unsigned int len = s->hi - lo, nbytes = bitmap_weight(m, len);
-	struct gps_replica *src, *r;
-	unsigned long subs;
-	u64 bytes = 0;
-	u8 *from, *to;
-	enum gps_how how;
-	bool still;
+	unsigned int len = s->hi - lo, nbytes = bitmap_weight(m, len), how;
+	struct gps_replica *src;
+	u64 subs, bytes;
+	u8 *from;
 	int d;
 
 	if (!nbytes)
 		return;
 	spin_lock(&gp->lock);
 	src = gp->rep[dev->id];
-	subs = gp->subs & ~BIT_ULL(dev->id);
-	if (!src || !subs) {
-		gps_hist(GPS_H_PUSH_NONE, dev->id, -1, a, gidx, sub, !!src);
-		spin_unlock(&gp->lock);
-		return;
-	}
-	from = kmap_local_page(gps_push_source(src, sub));
-	gps_for_each_sub(d, subs) {
-		r = gp->rep[d];
-		gps_still_check(r, sub, lo, len, "push");
-		how = gps_how(nbytes, len, gps_unwritten(r, sub));
-		still = !test_bit(sub, r->wmapped);
-		to = kmap_local_page(r->pages[sub]);
-		gps_apply(to + lo, from + lo, m, len, how, still);
-		kunmap_local(to);
-		gps_still_sync(r, sub, lo, len);
-		if (r->twins[sub]) {
-			to = kmap_local_page(r->twins[sub]);
-			gps_apply(to + lo, from + lo, m, len,
-				  gps_how(nbytes, len, false), true);
-			kunmap_local(to);
+	subs = src ? gp->subs & ~BIT_ULL(dev->id) : 0;
+	if (subs) {
+		from = kmap_local_page(gps_push_source(src, sub));
+		gps_for_each_sub(d, subs) {
+			how = gps_push_into(gp->rep[d], sub, from, m, lo, len,
+					    nbytes);
+			gps_hist(GPS_H_PUSH, dev->id, d, a, gidx, sub, how |
+				 (src->twins[sub] ? GPS_HF_FROMTWIN : 0) |
+				 lo / 64 << 8 | s->hi / 64 << 16 |
+				 min(s->blocks, 255U) << 24);
 		}
-		gps_hist(GPS_H_PUSH, dev->id, d, a, gidx, sub, how |
-			 (still ? GPS_HF_STILL : 0) |
-			 (r->twins[sub] ? GPS_HF_RTWIN : 0) |
-			 (src->twins[sub] ? GPS_HF_FROMTWIN : 0) |
-			 lo / 64 << 8 | s->hi / 64 << 16 |
-			 min(s->blocks, 255U) << 24);
-		gps_count_traffic(dev, d, s->blocks, nbytes);
-		bytes += nbytes;
+		kunmap_local(from);
+	} else {
+		gps_hist(GPS_H_PUSH_NONE, dev->id, -1, a, gidx, sub, !!src);
 	}
-	kunmap_local(from);
 	spin_unlock(&gp->lock);
+	if (!subs)
+		return;
 
-	gps_link_charge(dev, bytes);
+	gps_link_send(dev, subs, s->blocks, nbytes);
+	bytes = (u64)nbytes * hweight64(subs);
 	atomic64_add(s->blocks, &dev->stats.blocks_pushed);
 	atomic64_add(bytes, &dev->stats.bytes_pushed);
 	atomic64_add(s->blocks, &a->pushes);
@@ -245,69 +262,52 @@ static void gps_push_span(void *ctx, const struct gps_qspan *s)
 }
 
 /**
- * gps_push_page() - push the changed bytes of a small page, bypassing
- *	the queue
- * @dev: device owning @src, harvest_lock held (or helped: see
- *	gps_assert_harvesting())
+ * gps_push_diff() - push or queue the changed bytes of a small page
+ * @h: the harvester, its device the owner of @src, harvest_lock held (or
+ *	helped: see gps_assert_harvesting())
  * @src: the replica just diffed
  * @sub: small page index
- * @mask: changed bytes, PAGE_SIZE bits
- * @blocks: blocks of the page with a changed byte
- * @st: fence statistics, or NULL
+ * @nb: blocks of the page with a changed byte (h->df->blocks), at least one
  *
- * For densely written pages (at least bulk_blocks changed blocks) this
- * saves the queue's per-block work.  It sends the twin's bytes when the
- * page has a twin (written again since the diff: the twin holds what the
- * diff read), else the page's, which holds still: receivers and twin
- * agree on every byte sent.  Newer bytes go with the next harvest.
+ * The diff's result comes here once, and this decides where it goes.  A
+ * helper's (@h->direct), or a densely written page's (at least
+ * bulk_blocks changed blocks), goes past the queue at once: the queue is
+ * the lock holder's, and this saves its per-block work.  It sends the
+ * twin's bytes when the page has a twin (written again since the diff:
+ * the twin holds what the diff read), else the page's, which holds
+ * still: receivers and twin agree on every byte sent.  Newer bytes go
+ * with the next harvest.  Other pages are queued: the queue's policy
+ * (core/gps_queue.c) merges, inserts, and pushes the oldest blocks past
+ * the high watermark through gps_push_span().
  */
-void gps_push_page(struct gps_dev *dev, struct gps_replica *src,
-		   unsigned int sub, const unsigned long *mask,
-		   unsigned int blocks, struct gps_fence_stats *st)
+void gps_push_diff(const struct gps_harvester *h, struct gps_replica *src,
+		   unsigned int sub, unsigned int nb)
 {
-	struct gps_pusher p = { .dev = dev, .st = st };
+	struct gps_pusher p = { .dev = h->dev, .st = h->st };
+	struct gps_dev *dev = h->dev;
 	struct gps_alloc *a = src->alloc;
+	unsigned int bulk = READ_ONCE(gps_knobs.bulk_blocks);
 	struct gps_qspan s = {
-		.owner = a, .mask = mask, .lo = 0, .hi = PAGE_SIZE,
-		.blocks = blocks,
+		.owner = a, .mask = h->df->mask, .lo = 0, .hi = PAGE_SIZE,
+		.blocks = nb,
 		.page = ((u64)src->gidx << (a->gshift - PAGE_SHIFT)) + sub,
 	};
 
 	gps_assert_harvesting(dev);
-	gps_push_bytes(&p, &s, true);
-}
-
-/**
- * gps_push_queue() - queue the changed blocks of a small page
- * @dev: device whose replica changed, harvest_lock held
- * @a: allocation
- * @page: small page index within the allocation
- * @mask: changed bytes of the page, PAGE_SIZE bits, none outside @blocks
- * @blocks: blocks of the page with a changed byte, at least one
- * @st: fence statistics, or NULL
- *
- * The queue's policy (core/gps_queue.c) merges, inserts, and pushes the
- * oldest blocks past the high watermark through gps_push_span().
- */
-void gps_push_queue(struct gps_dev *dev, struct gps_alloc *a, u64 page,
-		    const unsigned long *mask, const unsigned long *blocks,
-		    struct gps_fence_stats *st)
-{
-	struct gps_pusher p = { .dev = dev, .st = st };
-	struct gps_qspan bulk = {
-		.owner = a, .page = page, .mask = mask, .lo = 0,
-		.hi = PAGE_SIZE, .blocks = bitmap_weight(blocks, GPS_QBLOCKS_MAX),
-	};
-
+	if (h->direct || (bulk && nb >= bulk)) {
+		gps_push_bytes(&p, &s, true);
+		return;
+	}
 	lockdep_assert_held(&dev->harvest_lock);
+	s.blocks = bitmap_weight(h->df->blocks, GPS_QBLOCKS_MAX);
 	/* Refused only for a broken push: the page goes past the queue. */
-	if (WARN_ON_ONCE(!gps_queue_add(&dev->queue, a, page, mask, blocks,
-					jiffies, gps_push_span, &p, &p.qs)))
-		gps_push_bytes(&p, &bulk, true);
+	if (WARN_ON_ONCE(!gps_queue_add(&dev->queue, a, s.page, s.mask,
+					h->df->blocks, jiffies, gps_push_span,
+					&p, &p.qs)))
+		gps_push_bytes(&p, &s, true);
 	gps_push_count(&p);
 	gps_hist(p.qs.inserted ? GPS_H_QINSERT : GPS_H_QMERGE, dev->id, -1, a,
-		 page >> (a->gshift - PAGE_SHIFT), page & (a->nr_sub - 1),
-		 bulk.blocks);
+		 src->gidx, sub, s.blocks);
 }
 
 /**
