@@ -23,8 +23,8 @@
  * ucontext's swapcontext, which saves the floating-point environment and
  * the signal mask (a system call per switch). Stacks (GPSU_FIBER_STACK
  * bytes and a guard page below each) are mapped once per worker and kept
- * for the next blocks. Under ASan the switches are announced to the
- * sanitizer.
+ * for the next blocks. Under ASan and TSan the switches are announced
+ * to the sanitizer.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -36,6 +36,10 @@
 #define GPSU_FIBER_ASM 1	/* -DGPSU_FIBER_UCONTEXT tests the fallback */
 #else
 #include <ucontext.h>
+#endif
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#define GPSU_FIBER_TSAN 1
 #endif
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -64,6 +68,8 @@ struct gpsu_fiber {
 	ucontext_t uc;
 #endif
 	void *fake;		/* ASan's fake stack while switched out */
+	void *tsan;		/* TSan's fiber (its shadow stack) */
+	unsigned int runs;	/* blocks run since it was created */
 	int state;		/* enum gpsu_fiber_state */
 	/* at a warp function: what it asked, then what it gets */
 	unsigned int wmask;	/* lanes named, the caller's included */
@@ -90,6 +96,7 @@ struct gpsu_fibers {
 	ucontext_t main_uc;
 #endif
 	void *main_fake;
+	void *main_tsan;	/* TSan's fiber of the worker thread */
 	const void *main_bottom;
 	size_t main_size;
 };
@@ -171,6 +178,10 @@ static void gpsu_switch(struct gpsu_fibers *fs, struct gpsu_fiber *from,
 		gpsu_asan_start(fake, to->stack, GPSU_FIBER_STACK);
 	else
 		gpsu_asan_start(fake, fs->main_bottom, fs->main_size);
+#ifdef GPSU_FIBER_TSAN
+	/* TSan keeps a shadow stack per fiber: say which one runs now */
+	__tsan_switch_to_fiber(to ? to->tsan : fs->main_tsan, 0);
+#endif
 #ifdef GPSU_FIBER_ASM
 	gpsu_fiber_switch(from ? &from->sp : &fs->main_sp,
 			  to ? to->sp : fs->main_sp);
@@ -350,6 +361,17 @@ static void gpsu_fiber_init(struct gpsu_fibers *fs, struct gpsu_fiber *f)
 	f->uc.uc_link = &fs->main_uc;
 	makecontext(&f->uc, gpsu_fiber_entry, 0);
 #endif
+#ifdef GPSU_FIBER_TSAN
+	/*
+	 * A finished fiber leaves its last frames on TSan's shadow stack;
+	 * a fresh one now and then keeps it short (one per block is slow).
+	 */
+	if (!f->tsan || ++f->runs % 256 == 0) {
+		if (f->tsan)
+			__tsan_destroy_fiber(f->tsan);
+		f->tsan = __tsan_create_fiber(0);
+	}
+#endif
 	f->state = GPSU_F_RUN;
 	f->fake = NULL;
 }
@@ -418,6 +440,9 @@ gpsError_t gpsu_fibers_run_block(struct gpsu_fibers **fsp, const gpsKernel *k,
 	fs->stuck = 0;
 	fs->cur = 0;
 	gpsu_cur_fibers = fs;
+#ifdef GPSU_FIBER_TSAN
+	fs->main_tsan = __tsan_get_current_fiber();
+#endif
 	gpsu_switch(fs, NULL, &fs->f[0]);
 	gpsu_cur_fibers = NULL;
 	memset(&gpsu_tls.thread_idx, 0, sizeof(gpsu_tls.thread_idx));
