@@ -138,14 +138,23 @@ modules: $(addprefix module-,$(SERIES))
 # the debug kernel's module has the debug checks and fault injection
 module-debug: KMOD_FLAGS += CONFIG_GPS_DEBUG=y
 
+# A source that left kmod/ or core/ leaves the copy too: a quoted
+# #include finds the including file's folder first, so a stale header
+# there would be built instead of core/'s.
 module-%: FORCE
 	@kdir=$$(if [ "$*" = debug ]; then tools/gps-debug-kernel kdir; \
 		else tools/gps-kernel headers $*; fi) || exit 1; \
-	mkdir -p $(BUILD)/$*/kmod && \
+	mkdir -p $(BUILD)/$*/kmod $(BUILD)/$*/core && \
+	for d in kmod core; do \
+		(cd $(BUILD)/$*/$$d && find . -type f -name '*.[ch]' \
+			! -name '*.mod.c') | while read -r f; do \
+			[ -e "$$d/$$f" ] || rm -f "$(BUILD)/$*/$$d/$$f"; \
+		done; \
+	done && \
 	(cd kmod && find . -type f \( -name '*.[ch]' -o -name Kbuild \
 		-o -name Makefile \) ! -name '*.mod.c' \
 		-exec cp -p --parents {} $(BUILD)/$*/kmod/ \;) && \
-	mkdir -p $(BUILD)/$*/core && cp -p core/*.[ch] $(BUILD)/$*/core/ && \
+	cp -p core/*.[ch] $(BUILD)/$*/core/ && \
 	echo "  KMOD    $* ($$kdir)" && \
 	$(MAKE) -s -C $(BUILD)/$*/kmod KDIR=$$kdir $(KMOD_FLAGS)
 
