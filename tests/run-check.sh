@@ -4,7 +4,7 @@
 # run-check.sh: every test of gps, what `make check` runs after building.
 #
 #   tests/run-check.sh [-s "6.1 6.12"] [-n "1 2 4"] [-g "6.12/2x2 6.1/4x2"]
-#                      [-P "6.12/2"] [-t SECS] [-j JOBS] [-U] [-D] [-V]
+#                      [-P "6.12/2"] [-t SECS] [-j JOBS] [-U] [-E] [-D] [-V]
 #
 #   -s SERIES   kernel series to boot (default: "6.1 6.12")
 #   -n NODES    guests to boot each series with: N (N nodes of one vCPU)
@@ -20,12 +20,16 @@
 #   -j JOBS     guests run at the same time (default: 1, consoles streamed;
 #               more: consoles only in the logs, failures printed at the end)
 #   -U          skip the host unit tests
+#   -E          skip the native engine's run of the library tests
 #   -D          skip the DKMS build check
 #   -V          skip the VM tests
 #
 # 1. the host unit tests (build/tests/unit/*, ASan+UBSan) through
 #    tests/runtests.sh, with GPSU_DEVICE=/nonexistent/gps so that they never
 #    reach a real /dev/gps;
+# 1b. the library tests (tests/lib/*.c) on the host against the native
+#    engine (GPSU_ENGINE=user, GPSU_DEVICES=4), built with ASan+UBSan
+#    (build/tests/native/*) and again with TSan (build/tests/native-tsan/*);
 # 2. tools/gps-dkms check: dkms build of gps.ko in a scratch DKMS tree
 #    against the headers of each of the -s series 6.1 and 6.12 (one
 #    result per series; about 5 s each);
@@ -49,11 +53,12 @@ extra=
 perf_guests=
 timeout=900
 unit=1
+native=1
 dkms=1
 vm=1
 jobs=1
 
-while getopts "s:n:g:P:t:j:UDV" opt; do
+while getopts "s:n:g:P:t:j:UEDV" opt; do
 	case $opt in
 	s) series=$OPTARG ;;
 	n) nodes=$OPTARG ;;
@@ -62,6 +67,7 @@ while getopts "s:n:g:P:t:j:UDV" opt; do
 	t) timeout=$OPTARG ;;
 	j) jobs=$OPTARG ;;
 	U) unit=0 ;;
+	E) native=0 ;;
 	D) dkms=0 ;;
 	V) vm=0 ;;
 	*) sed -n '4,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0" >&2; exit 2 ;;
@@ -150,6 +156,7 @@ for s in $series; do
 done
 steps=0
 [ "$unit" = 0 ] || steps=$((steps + 1))
+[ "$native" = 0 ] || steps=$((steps + 2))
 [ "$dkms" = 0 ] || [ -z "$dkms_series" ] || steps=$((steps + 1))
 [ "$vm" = 0 ] || steps=$((steps + ${#guests[@]}))
 progress_init "$steps" "$history"
@@ -171,6 +178,34 @@ if [ "$unit" = 1 ]; then
 		echo "##### host unit tests: none (tests/unit/*.c)"
 	fi
 	progress_done
+fi
+
+# native_run SAN: tests/lib against the native engine, built with SAN
+native_run() {
+	local v=$1 log=$logs/host-$1.log
+	mapfile -t bins < <(find "$build/tests/$v" -maxdepth 1 -type f \
+		-perm -u+x 2>/dev/null | sort)
+	progress_step "host-$v" 60
+	if [ ${#bins[@]} -eq 0 ]; then
+		echo "##### $v: none built (make -C tests native)"
+		failed=$((failed + 1))
+		failures+=("$v: no tests built")
+		progress_done
+		return
+	fi
+	echo "##### the library tests on the native engine ($v)"
+	GPSU_ENGINE=user GPSU_DEVICES=4 \
+	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+	UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+	TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1} \
+		"$top/tests/runtests.sh" -p "$v" "${bins[@]}" 2>&1 |
+		tee "$log" || true
+	account "$log" "$v tests"
+	progress_done
+}
+if [ "$native" = 1 ]; then
+	native_run native
+	native_run native-tsan
 fi
 
 if [ "$dkms" = 1 ] && [ -n "$dkms_series" ]; then
