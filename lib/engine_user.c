@@ -895,6 +895,19 @@ static int gpsu_user_fence_mask(uint64_t mask, bool host)
 		if (t > until)
 			until = t;
 	}
+	/*
+	 * Another device's fence may have diffed a store of ours (a view
+	 * of either that maps the other's replica: a non-subscriber's, a
+	 * host view) and still be pushing it, so ours found the page
+	 * unchanged: wait for every fence under way to drain (a fence
+	 * drains its queue before it lets go of its device's lock).
+	 */
+	for (d = 0; !host && d < gpsu_user.ndev; d++) {
+		if (mask & (1ULL << d))
+			continue;
+		pthread_mutex_lock(&gpsu_user.dev[d].lock);
+		pthread_mutex_unlock(&gpsu_user.dev[d].lock);
+	}
 	pthread_rwlock_unlock(&gpsu_user.allocs_lock);
 	/* the links carry a release of several devices at once */
 	gpsu_user_link_sleep(until);

@@ -28,6 +28,7 @@
 
 #include "kselftest_harness.h"
 #include "gpsu.h"
+#include "engine.h"
 #include "engine_user.h"
 
 #define NDEV	4
@@ -748,6 +749,60 @@ TEST(no_word_mixed_from_two_stores)
 						 (unsigned long long)got);
 	ASSERT_EQ(gpsSuccess, release(0));
 	ASSERT_EQ(y, b[0]);
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
+struct slow_release {
+	int dev;
+	gpsError_t err;
+};
+
+static void *slow_release(void *arg)
+{
+	struct slow_release *r = arg;
+
+	r->err = release(r->dev);
+	return NULL;
+}
+
+/*
+ * A release of one device alone (a gpsArgsLocalStores kernel's: the
+ * engine's fence_mask without the host views) returns only when its
+ * stores are in every subscriber's replica, also when another device's
+ * release took them: device 3, not a subscriber, maps replica 0, its
+ * release diffs the page device 0 also wrote (taking device 0's store
+ * into the twin and its queue) and pushes slowly; device 0's release
+ * then found the page unchanged and returned before the store reached
+ * replica 1 (found by review: it returned at once, replica 1 held 0).
+ */
+TEST(release_waits_for_another_devices_push_of_its_store)
+{
+	const size_t pg = 4096, np = 3;
+	struct slow_release r3 = { .dev = 3 };
+	uint8_t *p, *v0, *v1, *v3;
+	pthread_t th;
+	size_t i;
+
+	use_native(NDEV);
+	setenv("GPSU_TEST_PUSH_DELAY_US", "1000000", 1);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, np * pg,
+					   gpsMemGPSPage4K));
+	ASSERT_EQ(gpsSuccess, gpsMemAdvise(p, np * pg,
+					   gpsMemAdviseGPSUnsubscribe, 3));
+	v0 = view(p, 0);
+	v1 = view(p, 1);
+	v3 = view(p, 3);
+	for (i = 0; i < np; i++)
+		v3[i * pg + 100] = 0x33;
+	v0[(np - 1) * pg] = 0x42;
+	ASSERT_EQ(0, pthread_create(&th, NULL, slow_release, &r3));
+	usleep(300000);		/* device 3's release has diffed every page */
+	ASSERT_EQ(0, gpsu_engine_user.fence_mask(1ULL << 0, false));
+	EXPECT_EQ(0x42, v1[(np - 1) * pg]);
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	ASSERT_EQ(gpsSuccess, r3.err);
+	EXPECT_EQ(0x42, v1[(np - 1) * pg]);
+	unsetenv("GPSU_TEST_PUSH_DELAY_US");
 	ASSERT_EQ(gpsSuccess, gpsFree(p));
 }
 
