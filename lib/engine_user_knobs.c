@@ -381,12 +381,17 @@ static void gpsu_user_unpublish_locked(void)
 	gpsu_uk.dir[0] = '\0';
 }
 
-/* A child after fork() does not own its parent's files. */
+/*
+ * A child after fork() does not own its parent's files, and must not
+ * take the lock: the fork may have copied it held by the publisher,
+ * which the child does not have.
+ */
 static void gpsu_user_at_exit(void)
 {
+	if (__atomic_load_n(&gpsu_uk.owner, __ATOMIC_RELAXED) != getpid())
+		return;
 	pthread_mutex_lock(&gpsu_uk.lock);
-	if (gpsu_uk.owner == getpid())
-		gpsu_user_unpublish_locked();
+	gpsu_user_unpublish_locked();
 	pthread_mutex_unlock(&gpsu_uk.lock);
 }
 
@@ -455,7 +460,7 @@ void gpsu_user_publish_start(void)
 	(void)mkdir(sub, 0755);
 	pthread_mutex_lock(&gpsu_uk.lock);
 	memcpy(gpsu_uk.dir, dir, sizeof(dir));
-	gpsu_uk.owner = getpid();
+	__atomic_store_n(&gpsu_uk.owner, getpid(), __ATOMIC_RELAXED);
 	gpsu_uk.stop = false;
 	/* there from the start: gpsctl lists the program at once */
 	gpsu_user_publish_locked();
