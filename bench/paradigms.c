@@ -963,7 +963,10 @@ static unsigned long long written_pages(const struct wl *w,
 /*
  * Bytes on the wire under the packet model: each transfer pays a header
  * per packet of at most max_payload bytes.  GPS: one transfer per block
- * the driver pushed (blocks_pushed; more if the bytes need more packets).
+ * the driver pushed to one receiver: blocks_pushed counts a block once
+ * however many receive it and the bytes count each receiver, so the
+ * transfers are at least bytes / block_size (and at least
+ * blocks_pushed).
  * finepack: the same pushes packed per destination, each block a
  * sub-packet (sub_hdr bytes), packets filled up to max_payload, and at
  * most one partly filled packet per source, destination and release.
@@ -973,19 +976,22 @@ static unsigned long long wire_bytes(const struct plan *pl, enum paradigm p,
 				     int iters, struct result *r)
 {
 	unsigned long long b = r->bytes, blocks = r->cnt.blocks_pushed;
-	unsigned long long pk, flush = 0;
+	unsigned long long bs = bench_knob_ull("block_size"), flush = 0;
 	size_t x;
 
 	if (!b || p == P_SINGLE)
 		return 0;
+	if (!bs)
+		bs = LINE;
+	if ((b + bs - 1) / bs > blocks)
+		blocks = (b + bs - 1) / bs;
 	switch (p) {
 	case P_GPS_AUTO:
 	case P_GPS_PAPER:
 	case P_GPS_ALL:
 		if (!r->cnt.valid)
 			return 0;
-		pk = (b + max_payload - 1) / max_payload;
-		r->xfers = blocks > pk ? blocks : pk;
+		r->xfers = blocks;
 		return b + r->xfers * hdr_bytes;
 	case P_FINEPACK:
 		if (!r->cnt.valid)
