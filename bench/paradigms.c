@@ -91,7 +91,9 @@
  * that moves bytes carries wire_bytes (payload + a header per packet),
  * link_eff (payload / wire) and packets; finepack is gps-auto with its
  * pushes packed per destination; proact (proact.h) sends chunks of -C
- * bytes from a polling agent per device while the producer runs.
+ * bytes from a polling agent per device (polling every -A microseconds;
+ * -A 0: the agent runs in the producer's blocks, at each one's end)
+ * while the producer runs.
  */
 #define BENCH_NAME "paradigms"
 #include <stdint.h>

@@ -23,11 +23,14 @@ struct pa_slot {
 	double t_end;			/* the last block's end */
 };
 
+struct pa_agent;
+
 /* the wrapper kernel's argument block */
 struct pa_wrap {
 	gpsKernel_t fn;
 	struct pa_slot *slot;
-	unsigned char data[GPS_KERNEL_MAX_ARGS_SIZE - 16]
+	struct pa_agent *ag;		/* non-NULL: the agent at block end */
+	unsigned char data[GPS_KERNEL_MAX_ARGS_SIZE - 32]
 		__attribute__((aligned(16)));
 };
 
@@ -47,6 +50,7 @@ struct pa_agent {
 	int d;
 	pthread_t th;
 	int state;			/* under pa->mu */
+	pthread_mutex_t adv;		/* serializes pa_advance() */
 	/* the phase (written by the main thread while the agent is idle) */
 	struct pa_list *l;
 	int profile;
@@ -108,6 +112,8 @@ static uint64_t pa_hash(const unsigned char *p, size_t n)
 	return h;
 }
 
+static void pa_advance(struct pa_agent *a);
+
 static void pa_kernel(void *p)
 {
 	struct pa_wrap *w = p;
@@ -119,6 +125,10 @@ static void pa_kernel(void *p)
 		__atomic_store_n(&s->done[b], 1, __ATOMIC_RELEASE);
 	if (__atomic_add_fetch(&s->ndone, 1, __ATOMIC_ACQ_REL) == s->blocks)
 		s->t_end = pa_now();
+	else if (w->ag)
+		/* the agent at block end: the block that finished sends
+		 * what became done (the last block leaves it to the end) */
+		pa_advance(w->ag);
 }
 
 static void *pa_src(const struct pa_agent *a, const struct pa_xfer *x)
@@ -146,8 +156,17 @@ static void pa_send(struct pa_agent *a, const struct pa_xfer *x, int early)
 	a->st.early += early != 0;
 }
 
+static void pa_advance_locked(struct pa_agent *a);
+
 /* the transfers whose bytes the followed launch has finished */
 static void pa_advance(struct pa_agent *a)
+{
+	pthread_mutex_lock(&a->adv);
+	pa_advance_locked(a);
+	pthread_mutex_unlock(&a->adv);
+}
+
+static void pa_advance_locked(struct pa_agent *a)
 {
 	struct pa_list *l = a->l;
 	unsigned int ns = __atomic_load_n(&a->nslots, __ATOMIC_ACQUIRE);
@@ -233,6 +252,11 @@ static void *pa_main(void *p)
 			pthread_cond_wait(&pa->cv, &pa->mu);
 		if (a->state == PA_QUIT)
 			break;
+		if (a->state == PA_RUN && !pa->poll_us) {
+			/* the agent runs at block end: nothing to poll */
+			pthread_cond_wait(&pa->cv, &pa->mu);
+			continue;
+		}
 		if (a->state == PA_RUN) {
 			pthread_mutex_unlock(&pa->mu);
 			pa_advance(a);
@@ -273,6 +297,7 @@ struct proact *proact_new(int nd, int nph, size_t max_payload,
 		a->d = d;
 		a->state = PA_IDLE;
 		a->followed = -1;
+		pthread_mutex_init(&a->adv, NULL);
 		if (pthread_create(&a->th, NULL, pa_main, a)) {
 			fprintf(stderr, "paradigms: proact: no thread\n");
 			exit(2);
@@ -351,6 +376,7 @@ void proact_launch(struct proact *pa, int d, gpsKernel_t fn,
 	sl->t_end = blocks ? 0 : pa_now();
 	w.fn = fn;
 	w.slot = sl;
+	w.ag = pa->poll_us ? NULL : a;
 	memcpy(w.data, args->data, args->size);
 	memset(&ka, 0, sizeof(ka));
 	ka.data = &w;
@@ -439,6 +465,7 @@ void proact_free(struct proact *pa)
 	pthread_mutex_unlock(&pa->mu);
 	for (d = 0; d < pa->nd; d++) {
 		pthread_join(pa->ag[d].th, NULL);
+		pthread_mutex_destroy(&pa->ag[d].adv);
 		free(pa->ag[d].sent);
 	}
 	for (i = 0; i < pa->nd * pa->nph; i++) {

@@ -4,7 +4,8 @@
  * ISCA'21; the dissertation's chapter II), for bench/paradigms.c.
  *
  * Producers write their own private copy; each device has an agent, a
- * polling thread, that copies the chunks its device writes to the
+ * polling thread (or, with a polling interval of 0, the kernel's own
+ * blocks as each finishes: the "at block end" agent), that copies the chunks its device writes to the
  * devices that read them as soon as the producer's kernel has finished
  * the blocks that write them, while the rest of the kernel runs.  The
  * producer marks its blocks done (a wrapper around each launch of the
@@ -51,7 +52,8 @@ struct pa_stats {
 
 struct proact;
 
-/* agents for @nd devices and @nph phases; @poll_us between polls */
+/* agents for @nd devices and @nph phases; @poll_us between polls (0:
+ * the agent runs in the producer's blocks, at each block's end) */
 struct proact *proact_new(int nd, int nph, size_t max_payload,
 			  unsigned int poll_us);
 /* the transfers of (@ph, @d), sorted by end; @total: the layout's bytes;
