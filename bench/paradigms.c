@@ -48,6 +48,13 @@
  *                  with that device as the only subscriber); loads of
  *                  another device's data go to its memory (modelled)
  *   home           one conventional copy on device 0 for everyone
+ *   finepack       gps-auto, its pushes counted on the wire as FinePack
+ *                  packs them: every block a sub-packet, many to one
+ *                  destination in one packet (gps-auto: a packet each)
+ *   proact         PROACT: private copies as memcpy's; the first
+ *                  iteration profiles; then a polling agent per device
+ *                  copies each chunk a consumer reads as soon as the
+ *                  producer's blocks that write it are done (proact.h)
  *
  * Every paradigm's buffers are compared with single's after the run (bit
  * for bit, or within the workload's stated tolerance); a difference
@@ -77,12 +84,22 @@
  *   paradigms [-q] [-d devices] [-w workloads] [-p paradigms] [-i iters]
  *             [-z size] [-r rows] [-c cols] [-V vertices] [-k degree]
  *             [-L ratios] [-l latency_ns] [-Q capacities]
- *             [-P page_sizes]
+ *             [-P page_sizes] [-H header_bytes] [-M max_payload]
+ *             [-S sub_header_bytes] [-C proact_chunk] [-A poll_us]
+ *
+ * The packet model (-H, -M, -S; FinePack's): every record of a paradigm
+ * that moves bytes carries wire_bytes (payload + a header per packet),
+ * link_eff (payload / wire) and packets; finepack is gps-auto with its
+ * pushes packed per destination; proact (proact.h) sends chunks of -C
+ * bytes from a polling agent per device (polling every -A microseconds;
+ * -A 0: the agent runs in the producer's blocks, at each one's end)
+ * while the producer runs.
  */
 #define BENCH_NAME "paradigms"
 #include <stdint.h>
 
 #include "bench_common.h"
+#include "proact.h"
 #include "workload.h"
 
 #define LINE		128	/* bytes of a modelled remote access */
@@ -93,12 +110,12 @@
 
 enum paradigm {
 	P_SINGLE, P_MEMCPY, P_MEMCPY_NEEDED, P_GPS_AUTO, P_GPS_PAPER,
-	P_GPS_ALL, P_UM, P_UM_FAULT, P_RDL, P_HOME, P_NR
+	P_GPS_ALL, P_UM, P_UM_FAULT, P_RDL, P_HOME, P_FINEPACK, P_PROACT, P_NR
 };
 
 static const char *const pnames[P_NR] = {
 	"single", "memcpy", "memcpy-needed", "gps-auto", "gps-paper",
-	"gps-all", "um", "um-fault", "rdl", "home",
+	"gps-all", "um", "um-fault", "rdl", "home", "finepack", "proact",
 };
 
 static const struct wl_ops *const all_workloads[] = {
@@ -129,12 +146,32 @@ struct result {
 					 * and phase, over the timed
 					 * iterations */
 	struct bench_counters cnt;
+	/* the packet model (wire_bytes): transfers of payload, and
+	 * header-only requests (a remote load's read request) */
+	unsigned long long xfers, reqs, wire;
+	struct pa_stats pa;		/* proact's agents */
 	char subs[256];
 	int verified;			/* 1 ok, 0 fail, -1 not checked */
 };
 
 static int ndev;
 static gpsStream_t streams[BENCH_MAX_DEV];
+
+/*
+ * The packet model of the link (FinePack, the dissertation's ch. V):
+ * every transfer pays a header of hdr_bytes per packet of at most
+ * max_payload bytes; FinePack packs sub-packets (sub_hdr bytes of
+ * header each) to one destination into one packet.  Defaults: PCIe's
+ * 4 KiB maximum payload and 5-byte sub-headers (its Table 5.3), and
+ * 24 bytes per packet (a 16-byte TLP header with a 64-bit address,
+ * 2 bytes of sequence number, 4 of LCRC, 2 of framing).
+ */
+static unsigned long long hdr_bytes = 24, max_payload = 4096, sub_hdr = 5;
+/* proact's knobs: chunk bytes, the agents' polling interval */
+static unsigned long long pa_chunk = 65536, pa_poll_us = 20;
+/* proact's agents while a proact run launches (wl_launch wraps) */
+static struct proact *cur_pa;
+static int cur_dev;
 static int exit_status;
 static char tags[160] = "sweep=none";
 
@@ -164,6 +201,10 @@ void *wl_xmalloc(size_t bytes)
 void wl_launch(gpsKernel_t fn, unsigned int blocks, const gpsKernelArgs *a,
 	       gpsStream_t s)
 {
+	if (cur_pa) {
+		proact_launch(cur_pa, cur_dev, fn, blocks, a, s);
+		return;
+	}
 	CHECK(gpsLaunchKernel(fn, gpsDim(blocks, 1, 1), gpsDim(1, 1, 1), a,
 			      s));
 }
@@ -505,6 +546,98 @@ static void plan_free(struct plan *pl, const struct wl *w)
 	free(pl->umw);
 }
 
+static int xfer_cmp(const void *a, const void *b)
+{
+	const struct pa_xfer *x = a, *y = b;
+
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	return x->to - y->to;
+}
+
+/*
+ * proact's agents and their transfers: for each (phase, producer), what
+ * each consumer reads of what the producer writes (the needed spans,
+ * which is what the profiling iteration of PROACT learns), cut at
+ * multiples of @chunk bytes of the buffer, each with its end in the
+ * producer's linear layout (its write runs, in order).
+ */
+static struct proact *proact_plan(const struct plan *pl, size_t chunk)
+{
+	int nd = pl->nd, ph, d, e;
+	struct proact *pa = proact_new(nd, pl->nph, max_payload,
+				       (unsigned int)pa_poll_us);
+
+	for (ph = 0; ph < pl->nph; ph++)
+		for (d = 0; d < nd; d++) {
+			const struct spans *bc = &pl->bcast[ph * nd + d];
+			unsigned long long *pre;
+			struct pa_xfer *v = NULL;
+			size_t n = 0, cap = 0, k, j;
+
+			pre = bench_xmalloc((bc->n + 1) * sizeof(*pre));
+			pre[0] = 0;
+			for (k = 0; k < bc->n; k++)
+				pre[k + 1] = pre[k] + bc->v[k].len;
+			for (e = 0; e < nd; e++) {
+				const struct spans *ns;
+
+				if (e == d)
+					continue;
+				ns = &pl->needed[((size_t)ph * nd + d) * nd + e];
+				for (j = 0, k = 0; j < ns->n; j++) {
+					const struct span *sp = &ns->v[j];
+					size_t off = sp->off;
+					size_t end = sp->off + sp->len;
+
+					/* the write run holding the span */
+					while (k < bc->n &&
+					       (bc->v[k].buf != sp->buf ||
+						bc->v[k].off + bc->v[k].len <=
+						off))
+						k++;
+					if (k == bc->n) {
+						fprintf(stderr, "paradigms: "
+							"proact: a needed span "
+							"outside the writes\n");
+						exit(2);
+					}
+					while (off < end) {
+						size_t ce = (off / chunk + 1) *
+							    chunk;
+
+						if (ce > end)
+							ce = end;
+						if (n == cap) {
+							cap = cap ? 2 * cap : 64;
+							v = realloc(v, cap *
+								    sizeof(*v));
+							if (!v) {
+								fprintf(stderr,
+									"out of "
+									"memory\n");
+								exit(2);
+							}
+						}
+						v[n++] = (struct pa_xfer){
+							.buf = sp->buf, .to = e,
+							.off = off,
+							.len = ce - off,
+							.end = pre[k] + ce -
+							       bc->v[k].off,
+						};
+						off = ce;
+					}
+				}
+			}
+			if (n)
+				qsort(v, n, sizeof(*v), xfer_cmp);
+			proact_set(pa, ph, d, v, n, pre[bc->n]);
+			free(pre);
+		}
+	return pa;
+}
+
 /* ------------------------------------------------------------------ */
 /* the link model for the bytes this program models                    */
 /* ------------------------------------------------------------------ */
@@ -589,6 +722,8 @@ static void exchange(const struct wl *w, const struct plan *pl, int ph,
 						     gpsMemcpyDeviceToDevice,
 						     streams[d]));
 				from[d] += sp->len;
+				res->xfers += (sp->len + max_payload - 1) /
+					      max_payload;
 			}
 		}
 	}
@@ -827,6 +962,53 @@ static unsigned long long written_pages(const struct wl *w,
 	return n;
 }
 
+/*
+ * Bytes on the wire under the packet model: each transfer pays a header
+ * per packet of at most max_payload bytes.  GPS: one transfer per block
+ * the driver pushed to one receiver: blocks_pushed counts a block once
+ * however many receive it and the bytes count each receiver, so the
+ * transfers are at least bytes / block_size (and at least
+ * blocks_pushed).
+ * finepack: the same pushes packed per destination, each block a
+ * sub-packet (sub_hdr bytes), packets filled up to max_payload, and at
+ * most one partly filled packet per source, destination and release.
+ * The others: the transfers and requests their runs counted.
+ */
+static unsigned long long wire_bytes(const struct plan *pl, enum paradigm p,
+				     int iters, struct result *r)
+{
+	unsigned long long b = r->bytes, blocks = r->cnt.blocks_pushed;
+	unsigned long long bs = bench_knob_ull("block_size"), flush = 0;
+	size_t x;
+
+	if (!b || p == P_SINGLE)
+		return 0;
+	if (!bs)
+		bs = LINE;
+	if ((b + bs - 1) / bs > blocks)
+		blocks = (b + bs - 1) / bs;
+	switch (p) {
+	case P_GPS_AUTO:
+	case P_GPS_PAPER:
+	case P_GPS_ALL:
+		if (!r->cnt.valid)
+			return 0;
+		r->xfers = blocks;
+		return b + r->xfers * hdr_bytes;
+	case P_FINEPACK:
+		if (!r->cnt.valid)
+			return 0;
+		for (x = 0; x < (size_t)pl->nph * pl->nd * pl->nd; x++)
+			flush += pl->needed[x].n > 0;
+		flush *= (unsigned long long)(iters - 1);
+		b += blocks * sub_hdr;
+		r->xfers = (b + max_payload - 1) / max_payload + flush;
+		return b + r->xfers * hdr_bytes;
+	default:
+		return b + (r->xfers + r->reqs) * hdr_bytes;
+	}
+}
+
 static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 		  int iters, struct result *res)
 {
@@ -838,7 +1020,10 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 	struct bench_counters c0, c1;
 	struct link l = { 0, 0 };
 	double t0, t1 = 0;
-	int copies = p == P_MEMCPY || p == P_MEMCPY_NEEDED;
+	int copies = p == P_MEMCPY || p == P_MEMCPY_NEEDED || p == P_PROACT;
+	int gps = p == P_GPS_AUTO || p == P_GPS_PAPER || p == P_GPS_ALL ||
+		  p == P_FINEPACK;
+	struct proact *pa = NULL;
 	size_t k;
 
 	memset(res, 0, sizeof(*res));
@@ -861,6 +1046,7 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 		case P_GPS_AUTO:
 		case P_GPS_PAPER:
 		case P_GPS_ALL:
+		case P_FINEPACK:
 			CHECK(gpsMallocGPS(&ga[b], bytes, gpsMemGPSAutomatic));
 			break;
 		case P_RDL:
@@ -940,10 +1126,14 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 		}
 	}
 
+	if (p == P_PROACT)
+		pa = proact_plan(pl, pa_chunk);
+
 	t0 = bench_now();
 	bench_counters_read(&c0);
 	for (it = 0; it < iters; it++) {
-		if (it == 0 && (p == P_GPS_AUTO || p == P_GPS_PAPER)) {
+		if (it == 0 && (p == P_GPS_AUTO || p == P_GPS_PAPER ||
+				p == P_FINEPACK)) {
 			gpsError_t err = gpsTrackingStart();
 
 			if (err == gpsSuccess)
@@ -960,6 +1150,9 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 			res->t_first = t1 - t0;
 			res->bytes = res->migrated = res->needed = 0;
 			res->copy_s = res->link_wait_s = 0;
+			res->xfers = res->reqs = 0;
+			if (pa)
+				proact_reset_stats(pa);
 			bench_counters_read(&c0);
 		}
 		for (ph = 0; ph < nph; ph++) {
@@ -971,15 +1164,29 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 			if (p == P_UM_FAULT)
 				um_fault_locate(w, ga, loc0, masks);
 			tp = bench_now();
+			if (pa) {
+				/* the first iteration profiles */
+				proact_begin(pa, ph, it == 0,
+					     (void *const (*)[WL_MAX_BUF])bufs);
+				cur_pa = pa;
+			}
 			for (d = 0; d < nd; d++) {
 				CHECK(gpsSetDevice(d));
+				cur_dev = d;
 				w->ops->launch(w, ph, d, nd, bufs[d], priv[d],
 					       streams[d]);
 			}
+			cur_pa = NULL;
 			for (d = 0; d < nd; d++) {
 				CHECK(gpsSetDevice(d));
 				CHECK(gpsStreamSynchronize(streams[d]));
 				res->needed += pl->exact[ph * nd + d];
+			}
+			if (pa) {
+				proact_end(pa, src);
+				for (d = 0; d < nd; d++)
+					res->bytes += src[d];
+				link_charge(&l, src, nd, tp, res);
 			}
 			if (p == P_RDL || p == P_HOME || p == P_UM ||
 			    p == P_UM_FAULT) {
@@ -995,10 +1202,18 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 					else if (p == P_HOME)
 						src[d] = pl->home[ph * nd + d];
 					res->bytes += src[d];
+					/* a line a transfer; a remote load
+					 * also sends a request (um's loads:
+					 * not told apart, not counted) */
+					res->xfers += src[d] / LINE;
+					if (p == P_RDL)
+						res->reqs += src[d] / LINE;
 				}
+				if (p == P_HOME)
+					res->reqs += pl->home[ph * nd] / LINE;
 				link_charge(&l, src, nd, tp, res);
 			}
-			if (copies)
+			if (p == P_MEMCPY || p == P_MEMCPY_NEEDED)
 				exchange(w, pl, ph, p == P_MEMCPY_NEEDED, bufs,
 					 &l, res);
 		}
@@ -1008,7 +1223,12 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 	res->t = bench_now() - t1;
 	bench_counters_read(&c1);
 	bench_counters_diff(&res->cnt, &c1, &c0);
-	if (p == P_GPS_AUTO || p == P_GPS_PAPER || p == P_GPS_ALL) {
+	if (pa) {
+		proact_stats(pa, &res->pa);
+		res->xfers = res->pa.xfers;
+		proact_free(pa);
+	}
+	if (gps) {
 		/* the GPS page size the allocations got */
 		gpsPointerAttributes at;
 
@@ -1021,6 +1241,7 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 	case P_GPS_AUTO:
 	case P_GPS_PAPER:
 	case P_GPS_ALL:
+	case P_FINEPACK:
 		res->bytes = res->cnt.traffic_bytes;
 		res->bytes_src = res->cnt.valid ? "counted" : "n/a";
 		bench_subscribers_debugfs(res->subs, sizeof(res->subs));
@@ -1038,6 +1259,7 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 		break;
 	case P_MEMCPY:
 	case P_MEMCPY_NEEDED:
+	case P_PROACT:
 		res->bytes_src = "counted";
 		break;
 	case P_UM:
@@ -1058,6 +1280,10 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 		res->bytes_src = "none";
 		break;
 	}
+	if (p == P_UM || p == P_UM_FAULT)
+		res->xfers += res->migrated / UM_PAGE *
+			      ((UM_PAGE + max_payload - 1) / max_payload);
+	res->wire = wire_bytes(pl, p, iters, res);
 
 	/* the result: each device's own data from its copy */
 	out = bench_xmalloc(WL_MAX_BUF * sizeof(*out));
@@ -1190,7 +1416,18 @@ static void record(const struct wl *w, const char *pname, int nd,
 		       " link_wait_s=%.4f", c->bytes_migrated, c->migrations,
 		       c->thrash_pins,
 		       c->link_wait_ns * 1e-9 + r->link_wait_s);
-	if (!strncmp(pname, "gps", 3) && c->valid) {
+	if (r->wire)
+		printf(" wire_bytes=%llu link_eff=%.3f packets=%llu"
+		       " requests=%llu", r->wire, (double)r->bytes / r->wire,
+		       r->xfers, r->reqs);
+	if (!strcmp(pname, "proact"))
+		printf(" chunk_bytes=%llu chunks=%llu chunks_early=%llu"
+		       " chunks_resent=%llu bytes_resent=%llu lead_s=%.6f"
+		       " link_wait_s=%.4f", pa_chunk, r->pa.chunks,
+		       r->pa.early, r->pa.resent, r->pa.resent_bytes,
+		       r->pa.lead_s, r->link_wait_s);
+	if ((!strncmp(pname, "gps", 3) || !strcmp(pname, "finepack")) &&
+	    c->valid) {
 		unsigned long long tot = c->blocks_merged + c->blocks_queued;
 
 		printf(" subscribers=%s blocks_queued=%llu blocks_merged=%llu"
@@ -1211,7 +1448,7 @@ static void record(const struct wl *w, const char *pname, int nd,
 		if (r->wpages)
 			printf(" wfaults_per_page_epoch=%.2f",
 			       (double)c->write_faults / r->wpages);
-	} else if (!strncmp(pname, "gps", 3)) {
+	} else if (!strncmp(pname, "gps", 3) || !strcmp(pname, "finepack")) {
 		printf(" subscribers=%s", r->subs[0] ? r->subs : "n/a");
 	}
 	printf(" check=%s verify=%s\n",
@@ -1291,6 +1528,7 @@ static void run_point(struct wl *w, const struct plan *pl, const int *plist,
 
 			ideal.t = ideal_s;
 			ideal.bytes = 0;
+			ideal.wire = 0;
 			ideal.bytes_src = "none";
 			ideal.verified = -1;
 			record(w, "ideal", pl->nd, iters, &ideal);
@@ -1372,7 +1610,8 @@ static void usage(void)
 		"         [-p paradigm,...] [-i iterations] [-z size]\n"
 		"         [-r rows] [-c cols] [-V vertices] [-k degree]\n"
 		"         [-L ratios] [-l latency_ns] [-Q capacities]\n"
-		"         [-P page_sizes]\n"
+		"         [-P page_sizes] [-H header_bytes] [-M max_payload]\n"
+		"         [-S sub_header_bytes] [-C proact_chunk] [-A poll_us]\n"
 		"workloads:");
 	for (i = 0; i < NWL; i++)
 		fprintf(stderr, " %s", all_workloads[i]->name);
@@ -1422,8 +1661,8 @@ int main(int argc, char **argv)
 	struct wl *wls;
 	struct plan *plans;
 
-	while ((opt = getopt(argc, argv, "qd:w:p:i:z:r:c:V:k:L:l:Q:P:h")) !=
-	       -1) {
+	while ((opt = getopt(argc, argv,
+			     "qd:w:p:i:z:r:c:V:k:L:l:Q:P:H:M:S:C:A:h")) != -1) {
 		switch (opt) {
 		case 'q': o.quick = 1; break;
 		case 'd': ndev = atoi(optarg); break;
@@ -1451,20 +1690,26 @@ int main(int argc, char **argv)
 			if (npsizes <= 0)
 				usage();
 			break;
+		case 'H': hdr_bytes = strtoull(optarg, NULL, 0); break;
+		case 'M': max_payload = strtoull(optarg, NULL, 0); break;
+		case 'S': sub_hdr = strtoull(optarg, NULL, 0); break;
+		case 'C': pa_chunk = strtoull(optarg, NULL, 0); break;
+		case 'A': pa_poll_us = strtoull(optarg, NULL, 0); break;
 		default:
 			usage();
 		}
 	}
 	if (!iters)
 		iters = o.quick ? 3 : 5;
-	if (iters < 2 || o.degree > 64)
+	if (iters < 2 || o.degree > 64 || !max_payload || !pa_chunk ||
+	    pa_chunk % WL_WORD || pa_poll_us > 1000000)
 		usage();
 
 	if (!plist_s)
 		plist_s = ncaps || npsizes ? "gps-auto,gps-all" :
 			  nratios ? "memcpy,gps-auto,gps-all,rdl" :
 			  "memcpy,memcpy-needed,gps-auto,gps-paper,gps-all,"
-			  "um,um-fault,rdl,home";
+			  "um,um-fault,rdl,home,finepack,proact";
 	{
 		char *dup = strdup(plist_s), *tok, *save = NULL;
 
@@ -1511,6 +1756,9 @@ int main(int argc, char **argv)
 	       bench_knob_ull("harvest_ahead"),
 	       bench_knob_ull("link_bandwidth"),
 	       bench_knob_ull("link_latency_ns"));
+	printf("# packets: header_bytes=%llu max_payload=%llu "
+	       "sub_header_bytes=%llu; proact: chunk_bytes=%llu poll_us=%llu\n",
+	       hdr_bytes, max_payload, sub_hdr, pa_chunk, pa_poll_us);
 
 	/* inputs, plans, and the reference and baseline: one device */
 	wls = bench_xmalloc((size_t)nwl * sizeof(*wls));

@@ -2,9 +2,12 @@
 /*
  * Description: every workload of build/bench/paradigms, in every paradigm
  * (memcpy, memcpy-needed, gps-auto, gps-paper, gps-all, um, um-fault, rdl,
- * home) at the quick size on 2 devices, gives the single-device run's
- * result: 9 records verify=ok, none FAIL, exit status 0; the page-size
- * sweep (-P) tags each record with its size and restores the knob.  To
+ * home, finepack, proact) at the quick size on 2 devices, gives the
+ * single-device run's result: 11 records verify=ok, none FAIL, exit
+ * status 0; the page-size sweep (-P) tags each record with its size and
+ * restores the knob; proact's agents send chunks before the producer's
+ * kernel ends; FinePack's packets carry more payload per header than
+ * one push (or one remote line) a packet.  To
  * keep make check short
  * it runs in one guest shape only: 2 nodes of 1 vCPU on 6.12 (outside
  * gps-vm: any host with 2 devices); elsewhere it skips.
@@ -20,7 +23,7 @@
 #include "kselftest_harness.h"
 #include "t_lib.h"
 
-#define T_PARADIGMS	9	/* records with verify=ok per workload */
+#define T_PARADIGMS	11	/* records with verify=ok per workload */
 
 FIXTURE(bench) {
 	int unused;
@@ -135,7 +138,7 @@ TEST_F_TIMEOUT(bench, name, 180)					\
 }
 #define T_WORKLOAD(name, arg)	T_WORKLOAD_P(name, arg, NULL, T_PARADIGMS)
 
-/* each: 9 paradigms, every result as the single-device run's */
+/* each: 11 paradigms, every result as the single-device run's */
 T_WORKLOAD(jacobi, "jacobi")
 T_WORKLOAD(pagerank, "pagerank")
 T_WORKLOAD(pagerank_push, "pagerank-push")
@@ -172,6 +175,120 @@ TEST_F_TIMEOUT(bench, page_size_sweep, 180)
 		EXPECT_EQ(1, hits[i]) TH_LOG("%s", sizes[i]);
 	ASSERT_EQ(0, t_knob_get("page_size", &after));
 	EXPECT_EQ(before, after);
+}
+
+/*
+ * Runs paradigms with @args and keeps the record of each paradigm of
+ * @names (up to 4) in @rec[i] ("" if none); returns its exit status.
+ */
+static int run_records(const char *args, const char *const *names, int n,
+		       char rec[][4096])
+{
+	char bin[PATH_MAX], cmd[2 * PATH_MAX], line[4096], key[64];
+	FILE *f;
+	int i, status;
+
+	for (i = 0; i < n; i++)
+		rec[i][0] = '\0';
+	if (paradigms_bin(bin, sizeof(bin)))
+		return -2;
+	snprintf(cmd, sizeof(cmd), "%s %s", bin, args);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		for (i = 0; i < n; i++) {
+			snprintf(key, sizeof(key), " paradigm=%s ", names[i]);
+			if (strstr(line, key))
+				snprintf(rec[i], sizeof(rec[i]), "%s", line);
+		}
+	status = pclose(f);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -3;
+}
+
+/* the value of " @key=" in record @rec, -1 if absent */
+static double rec_num(const char *rec, const char *key)
+{
+	char k[64];
+	const char *p;
+
+	snprintf(k, sizeof(k), " %s=", key);
+	p = strstr(rec, k);
+	return p ? strtod(p + strlen(k), NULL) : -1;
+}
+
+/*
+ * proact's agents overlap the producer: on jacobi (a row a block, the
+ * consumer reads the producer's first and last rows) some chunks go
+ * while the kernel still runs, the first of them before its last block
+ * ends (lead_s > 0), every transfer counted, the result still right;
+ * with the polling thread (-A 20) and with the agent at block end (-A 0).
+ */
+TEST_F_TIMEOUT(bench, proact_sends_early, 180)
+{
+	static const char *const names[] = { "proact" };
+	static const char *const agents[] = { "-A 20", "-A 0" };
+	char rec[1][4096], args[256];
+	int i, ret;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(args, sizeof(args), "-q -i 4 -d 2 -w jacobi -r 256 "
+			 "-c 4096 -p proact -C 4096 %s", agents[i]);
+		ret = run_records(args, names, 1, rec);
+		if (ret == -2)
+			SKIP(return, "build/bench/paradigms not built");
+		ASSERT_EQ(0, ret);
+		ASSERT_NE(NULL, strstr(rec[0], " verify=ok"));
+		EXPECT_GT(rec_num(rec[0], "chunks_early"), 0)
+			TH_LOG("%s: %s", agents[i], rec[0]);
+		EXPECT_GT(rec_num(rec[0], "lead_s"), 0)
+			TH_LOG("%s: %s", agents[i], rec[0]);
+		/* every byte a consumer needs crossed, at least once */
+		EXPECT_GE(rec_num(rec[0], "bytes_moved"),
+			  rec_num(rec[0], "bytes_needed"));
+		EXPECT_EQ(0, rec_num(rec[0], "chunks_resent"))
+			TH_LOG("%s: %s", agents[i], rec[0]);
+	}
+}
+
+/*
+ * The packet model: bulk copies (memcpy-needed) carry more payload per
+ * packet than remote loads of one line each (rdl), whose requests cost a
+ * header too; and where the driver counts its pushes, finepack's packed
+ * packets carry more payload per header than gps-auto's one push a
+ * packet, for the same bytes.
+ */
+TEST_F_TIMEOUT(bench, finepack_packs, 180)
+{
+	static const char *const names[] = {
+		"memcpy-needed", "rdl", "gps-auto", "finepack",
+	};
+	char rec[4][4096];
+	double per[4];
+	int i, ret = run_records("-q -i 3 -d 2 -w pagerank -p memcpy-needed,"
+				 "rdl,gps-auto,finepack", names, 4, rec);
+
+	if (ret == -2)
+		SKIP(return, "build/bench/paradigms not built");
+	ASSERT_EQ(0, ret);
+	for (i = 0; i < 4; i++) {
+		ASSERT_NE(NULL, strstr(rec[i], " verify=ok")) TH_LOG("%s",
+								   names[i]);
+		per[i] = rec_num(rec[i], "packets") > 0 ?
+			 rec_num(rec[i], "bytes_moved") /
+			 (rec_num(rec[i], "packets") +
+			  rec_num(rec[i], "requests")) : -1;
+	}
+	ASSERT_GT(per[0], 0);
+	ASSERT_GT(per[1], 0);
+	EXPECT_GT(per[0], 4 * per[1]);
+	EXPECT_GT(rec_num(rec[0], "link_eff"), rec_num(rec[1], "link_eff"));
+	if (strstr(rec[2], "bytes_src=n/a"))
+		SKIP(return, "no push counters (the native engine)");
+	ASSERT_GT(per[2], 0);
+	ASSERT_GT(per[3], 0);
+	EXPECT_GT(per[3], per[2]);
+	EXPECT_GT(rec_num(rec[3], "link_eff"), rec_num(rec[2], "link_eff"));
 }
 
 /*
