@@ -16,6 +16,12 @@
  *  - racing bytes: in racing rounds every thread also writes the last
  *    slot of the blocks it touches; afterwards all views must agree.
  *
+ * Subscription changes race the stores with the driver, which keeps a
+ * store made while one runs; the native engine does not (engines.rst:
+ * change subscriptions between kernels), so there one thread makes them
+ * at each release, while the others wait (GPSU_TORTURE_ADVICE=racing or
+ * release chooses).
+ *
  * Bounded in time: GPSU_TORTURE_SECS (default 3) seconds of rounds;
  * GPSU_TORTURE_THREADS threads per device (default 2); GPSU_TORTURE_SEED.
  * What an engine refuses (gpsErrorNotSupported) is counted and printed,
@@ -58,6 +64,7 @@ struct tt {
 	pthread_barrier_t bar;
 	uint64_t deadline_ns, seed;
 	int racing, last;		/* this round's, set by thread 0 */
+	int advice_racing;		/* advice among the stores */
 	atomic_ullong stores, fences, subs, busy, collapses, rounds;
 	atomic_ullong refused, anomalies;
 	atomic_int tracking_refused, advice_refused;
@@ -163,7 +170,8 @@ static void tt_round(struct tt *t, int g, uint64_t *rng)
 			atomic_fetch_add(&t->fences, 1);
 			break;
 		case 1 ... 2:
-			tt_advise(t, b, dev, r >> 40);
+			if (t->advice_racing)
+				tt_advise(t, b, dev, r >> 40);
 			break;
 		default:
 			blk = tt_block(t, b);
@@ -231,7 +239,7 @@ static void *tt_thread(void *p)
 	struct tt_arg *a = p;
 	struct tt *t = a->t;
 	uint64_t rng = t->seed * 0x9e3779b97f4a7c15ull + a->g + 1;
-	int tracking = 0;
+	int tracking = 0, n;
 
 	tt_check(t, gpsSetDevice(a->g % t->ndev), "gpsSetDevice");
 	for (;;) {
@@ -260,6 +268,14 @@ static void *tt_thread(void *p)
 			tracking = 0;
 			tt_check(t, gpsThreadFenceSystem(),
 				 "gpsThreadFenceSystem");
+			/* as many changes as the racing rounds make */
+			for (n = 0; !t->advice_racing &&
+				    n < t->nthr * TT_OPS / 100; n++) {
+				uint64_t r = tt_rand(&rng);
+
+				tt_advise(t, (r >> 16) % t->nblk,
+					  (int)((r >> 8) % t->ndev), r >> 40);
+			}
 			atomic_fetch_add(&t->rounds, 1);
 		}
 		pthread_barrier_wait(&t->bar);
@@ -271,7 +287,21 @@ static void *tt_thread(void *p)
 	return NULL;
 }
 
-TEST(no_published_store_lost)
+/* no harness timeout of its own beyond the soak's: GPSU_TORTURE_SECS
+ * bounds it (tests/runtests.sh's watchdog in make check) */
+FIXTURE(tt) {
+	int unused;
+};
+
+FIXTURE_SETUP(tt)
+{
+}
+
+FIXTURE_TEARDOWN(tt)
+{
+}
+
+TEST_F_TIMEOUT(tt, no_published_store_lost, 7200)
 {
 	unsigned long long secs = tt_env("GPSU_TORTURE_SECS", 3);
 	int per = (int)tt_env("GPSU_TORTURE_THREADS", 2);
@@ -296,6 +326,10 @@ TEST(no_published_store_lost)
 			  (TT_MAX_THREADS / ndev);
 	ASSERT_LE(ndev, t->nthr);
 	t->seed = tt_env("GPSU_TORTURE_SEED", (unsigned long long)time(NULL));
+	t->advice_racing = eng == gpsEngineDriver;
+	if (getenv("GPSU_TORTURE_ADVICE"))
+		t->advice_racing = !strcmp(getenv("GPSU_TORTURE_ADVICE"),
+					   "racing");
 
 	for (i = 0; i < TT_ALLOCS; i++) {
 		gpsPointerAttributes at;
@@ -336,8 +370,9 @@ TEST(no_published_store_lost)
 	for (g = 0; g < t->nthr; g++)
 		pthread_join(th[g], NULL);
 
-	printf("# engine %s, %d devices x %d threads, seed %llu: %llu rounds, %llu stores, %llu fences, %llu subscription changes (%llu refused busy), %llu collapses, %llu refused as not supported%s%s; %llu anomalies\n",
+	printf("# engine %s, %d devices x %d threads, seed %llu, advice %s: %llu rounds, %llu stores, %llu fences, %llu subscription changes (%llu refused busy), %llu collapses, %llu refused as not supported%s%s; %llu anomalies\n",
 	       engine, ndev, t->nthr / ndev, (unsigned long long)t->seed,
+	       t->advice_racing ? "racing the stores" : "at releases",
 	       t->rounds, t->stores, t->fences, t->subs, t->busy,
 	       t->collapses, t->refused,
 	       t->advice_refused ? " (subscription advice)" : "",
