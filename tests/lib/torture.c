@@ -177,9 +177,12 @@ static void tt_round(struct tt *t, int g, uint64_t *rng)
 			blk = tt_block(t, b);
 			blk[g] = ++seq;
 			exp[b] = seq;
+			/* a race the model allows, not a C data race */
 			if (t->racing)
-				blk[TT_RACE] = (uint32_t)g << 24 |
-					       (seq & 0xffffff);
+				__atomic_store_n((uint32_t *)&blk[TT_RACE],
+						 (uint32_t)g << 24 |
+						 (seq & 0xffffff),
+						 __ATOMIC_RELAXED);
 			atomic_fetch_add(&t->stores, 1);
 		}
 	}
