@@ -126,6 +126,7 @@ struct gpsu_user_alloc {
 static struct {
 	int ndev;
 	unsigned int push_delay_us;	/* $GPSU_TEST_PUSH_DELAY_US: tests */
+	unsigned int change_delay_us;	/* $GPSU_TEST_CHANGE_DELAY_US */
 	struct gpsu_user_dev dev[GPSU_MAX_DEVICES];
 	pthread_rwlock_t allocs_lock;
 	struct gpsu_user_alloc *allocs;	/* GPS allocations */
@@ -244,6 +245,9 @@ static gpsError_t gpsu_user_open(struct gpsu_engine_info *info)
 	/* holds a push in its page's lock: tests widen race windows */
 	gpsu_user.push_delay_us = (unsigned int)
 		gpsu_user_env("GPSU_TEST_PUSH_DELAY_US", 0);
+	/* holds a subscription change before each of its last two steps */
+	gpsu_user.change_delay_us = (unsigned int)
+		gpsu_user_env("GPSU_TEST_CHANGE_DELAY_US", 0);
 	cap = (unsigned int)gpsu_user_knob(GPSU_K(queue_capacity));
 	block = (unsigned int)gpsu_user_knob(GPSU_K(block_size));
 	for (d = 0; d < gpsu_user.ndev; d++) {
@@ -985,16 +989,87 @@ static void gpsu_user_settle(struct gpsu_user_alloc *ua, size_t g,
 }
 
 /*
+ * The protection of GPS page @g in view @v: none where tracking waits
+ * for its device's first access, read-only while a change holds it.
+ */
+static int gpsu_user_prot(const struct gpsu_user_alloc *ua, int v, size_t g,
+			  bool held)
+{
+	if (ua->tracked && v < gpsu_user.ndev &&
+	    !(__atomic_load_n(&ua->touched[g], __ATOMIC_RELAXED) &
+	      (1ULL << v)))
+		return PROT_NONE;
+	return held ? PROT_READ : PROT_READ | PROT_WRITE;
+}
+
+/* GPS pages [@g0, @g1) of every view at gpsu_user_prot(), in runs. */
+static int gpsu_user_protect(const struct gpsu_user_alloc *ua, size_t g0,
+			     size_t g1, bool held)
+{
+	size_t g, e;
+	int v, prot, ret = 0;
+
+	for (v = 0; v <= gpsu_user.ndev; v++) {
+		for (g = g0; g < g1; g = e) {
+			prot = gpsu_user_prot(ua, v, g, held);
+			for (e = g + 1; e < g1 &&
+			     gpsu_user_prot(ua, v, e, held) == prot; e++)
+				;
+			if (mprotect(gpsu_user_view(ua, v) + g * ua->ps,
+				     (e - g) * ua->ps, prot) && !ret)
+				ret = errno;
+		}
+	}
+	return ret;
+}
+
+/*
+ * A change of the subscriptions of GPS pages [@g0, @g1) begins: every
+ * view's stores there wait until gpsu_user_change_end() (the driver
+ * zaps the views). Else a store made while a view is pointed again
+ * could reach the old replica and a newer one the new replica, and the
+ * change's last settle wrote the older over the newer, for good.
+ * allocs_lock held for writing.
+ */
+static int gpsu_user_change_begin(struct gpsu_user_alloc *ua, size_t g0,
+				  size_t g1)
+{
+	uintptr_t lo[GPSU_MAX_DEVICES + 1];
+	int v, ret;
+
+	for (v = 0; v <= gpsu_user.ndev; v++)
+		lo[v] = (uintptr_t)gpsu_user_view(ua, v) + g0 * ua->ps;
+	ret = gpsu_fault_hold(lo, gpsu_user.ndev + 1, (g1 - g0) * ua->ps);
+	if (ret)
+		return ret;
+	ret = gpsu_user_protect(ua, g0, g1, true);
+	if (ret) {
+		(void)gpsu_user_protect(ua, g0, g1, false);
+		gpsu_fault_unhold();
+	}
+	return ret;
+}
+
+/* The views open again (to what tracking allows), the stores go on. */
+static int gpsu_user_change_end(struct gpsu_user_alloc *ua, size_t g0,
+				size_t g1)
+{
+	int ret = gpsu_user_protect(ua, g0, g1, false);
+
+	gpsu_fault_unhold();
+	return ret;
+}
+
+/*
  * Points GPS page @g of view @v at replica @r: a MAP_FIXED mapping of
  * that replica's region of the memfd, armed for capture (a new mapping
- * is not registered), PROT_NONE while its device is tracked.
+ * is not registered), held as the change holds it.
  */
 static int gpsu_user_point(struct gpsu_user_alloc *ua, int v, size_t g,
 			   int r)
 {
 	char *at = gpsu_user_view(ua, v) + g * ua->ps;
-	int prot = ua->tracked && v < gpsu_user.ndev ? PROT_NONE :
-		   PROT_READ | PROT_WRITE;
+	int prot = gpsu_user_prot(ua, v, g, true);
 	void *m;
 
 	m = mmap(at, ua->ps, prot, MAP_SHARED | MAP_FIXED, ua->memfd,
@@ -1025,9 +1100,10 @@ static int gpsu_user_serve(const struct gpsu_user_alloc *ua, int v,
 /*
  * Makes @want (not empty) the subscribers of GPS page @g: pending
  * stores published first, new replicas filled from what their device's
- * view maps, the views pointed again, what was stored through them
- * meanwhile published, then the dropped replicas' memory given back.
- * allocs_lock held for writing.
+ * view maps, the views pointed again, what reached a replica meanwhile
+ * (a system call's stores) published, then the dropped replicas' memory
+ * given back. allocs_lock held for writing, inside a change
+ * (gpsu_user_change_begin).
  */
 static int gpsu_user_resub(struct gpsu_user_alloc *ua, size_t g,
 			   uint64_t want)
@@ -1060,6 +1136,8 @@ static int gpsu_user_resub(struct gpsu_user_alloc *ua, size_t g,
 	ua->subs[g] = want;
 	gpsu_user_count_replicas(ua, add, true);
 	gpsu_user_count_replicas(ua, drop, false);
+	if (gpsu_user.change_delay_us)
+		usleep(gpsu_user.change_delay_us);
 	for (v = 0; v <= gpsu_user.ndev; v++) {
 		r = gpsu_user_serve(ua, v, g, want);
 		if (r == *gpsu_user_mapp(ua, v, g))
@@ -1068,7 +1146,8 @@ static int gpsu_user_resub(struct gpsu_user_alloc *ua, size_t g,
 		if (e && !ret)
 			ret = e;
 	}
-	/* stores that reached a replica between the settle and the point */
+	if (gpsu_user.change_delay_us)
+		usleep(gpsu_user.change_delay_us);
 	gpsu_user_settle(ua, g, old | want);
 	for (d = 0; d < gpsu_user.ndev; d++) {
 		if (!(drop & (1ULL << d)))
@@ -1091,7 +1170,8 @@ static int gpsu_user_advise(const struct gpsu_alloc *a, size_t off,
 	struct gpsu_user_alloc *ua = a->engine;
 	size_t g, first, last;
 	uint64_t want, bit = 1ULL << device;
-	int ret = 0;
+	bool began = false;
+	int ret = 0, e;
 
 	if (a->kind != GPSU_KIND_GPS || device < 0 ||
 	    device >= gpsu_user.ndev)
@@ -1105,11 +1185,17 @@ static int gpsu_user_advise(const struct gpsu_alloc *a, size_t off,
 		return EINVAL;
 	first = off / ua->ps;
 	last = (off + len) / ua->ps;
+	if (first == last)
+		return 0;
 	pthread_rwlock_wrlock(&gpsu_user.allocs_lock);
 	/* the last subscriber of any page: refused, nothing changed */
 	for (g = first; g < last && advice == GPSU_ADVISE_UNSUBSCRIBE; g++)
 		if (ua->subs[g] == bit)
 			ret = EBUSY;
+	if (!ret) {
+		ret = gpsu_user_change_begin(ua, first, last);
+		began = !ret;
+	}
 	for (g = first; g < last && !ret; g++) {
 		switch (advice) {
 		case GPSU_ADVISE_SUBSCRIBE:
@@ -1126,6 +1212,11 @@ static int gpsu_user_advise(const struct gpsu_alloc *a, size_t off,
 			break;
 		}
 		ret = gpsu_user_resub(ua, g, want);
+	}
+	if (began) {
+		e = gpsu_user_change_end(ua, first, last);
+		if (e && !ret)
+			ret = e;
 	}
 	pthread_rwlock_unlock(&gpsu_user.allocs_lock);
 	return ret;
@@ -1185,8 +1276,11 @@ static int gpsu_user_track_on(struct gpsu_user_alloc *ua)
 	uint64_t all = gpsu_user.ndev >= 64 ? ~0ULL :
 		       (1ULL << gpsu_user.ndev) - 1;
 	size_t g;
-	int d, ret = 0;
+	int d, ret, e;
 
+	ret = gpsu_user_change_begin(ua, 0, ua->ngp);
+	if (ret)
+		return ret;
 	for (g = 0; g < ua->ngp && !ret; g++) {
 		__atomic_store_n(&ua->touched[g], 0, __ATOMIC_RELAXED);
 		if (!ua->collapsed[g])
@@ -1195,15 +1289,13 @@ static int gpsu_user_track_on(struct gpsu_user_alloc *ua)
 	for (d = 0; d < gpsu_user.ndev && !ret; d++)
 		ret = gpsu_fault_add(ua->a->views[d], ua->len,
 				     gpsu_user_track_fault, ua, d);
-	if (ret) {
+	if (ret)
 		gpsu_fault_del(ua);
-		return ret;
-	}
-	ua->tracked = true;
-	for (d = 0; d < gpsu_user.ndev; d++)
-		if (mprotect(ua->a->views[d], ua->len, PROT_NONE) && !ret)
-			ret = errno;
-	return ret;
+	else
+		ua->tracked = true;
+	/* the device views close as the hold ends */
+	e = gpsu_user_change_end(ua, 0, ua->ngp);
+	return ret ? ret : e;
 }
 
 /*
@@ -1216,14 +1308,13 @@ static int gpsu_user_track_off(struct gpsu_user_alloc *ua)
 {
 	uint64_t keep, home = 1ULL << ua->a->home;
 	size_t g;
-	int d, ret = 0, e;
+	int ret, e;
 
+	/* what the devices touched stays as it is from here */
+	ret = gpsu_user_change_begin(ua, 0, ua->ngp);
+	if (ret)
+		return ret;
 	ua->tracked = false;
-	for (d = 0; d < gpsu_user.ndev; d++)
-		if (mprotect(ua->a->views[d], ua->len,
-			     PROT_READ | PROT_WRITE) && !ret)
-			ret = errno;
-	gpsu_fault_del(ua);
 	for (g = 0; g < ua->ngp; g++) {
 		if (ua->collapsed[g])
 			continue;
@@ -1236,6 +1327,11 @@ static int gpsu_user_track_off(struct gpsu_user_alloc *ua)
 		if (e && !ret)
 			ret = e;
 	}
+	e = gpsu_user_change_end(ua, 0, ua->ngp);
+	if (e && !ret)
+		ret = e;
+	/* a fault from before is retried (engine_user_fault.c): no kill */
+	gpsu_fault_del(ua);
 	return ret;
 }
 

@@ -79,6 +79,16 @@ int gpsu_fault_add(void *addr, size_t len, gpsu_fault_fn fn, void *ctx,
 		   int tag);
 /* Removes every range of @ctx; no handler acts on them after it returns. */
 void gpsu_fault_del(void *ctx);
+/*
+ * Holds the stores to [@lo[i], @lo[i] + @len), i < @n (at most
+ * GPSU_MAX_DEVICES + 1 ranges), while a subscription changes: the caller
+ * write-protects them after this returns (no handler that missed the
+ * hold is still running then), and a write fault there waits until
+ * gpsu_fault_unhold(), which the caller calls once they are open again.
+ * One hold at a time; 0 or an errno.
+ */
+int gpsu_fault_hold(const uintptr_t *lo, int n, size_t len);
+void gpsu_fault_unhold(void);
 
 /* ---- counters, for tests and gpsctl --------------------------------- */
 

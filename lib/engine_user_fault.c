@@ -12,16 +12,29 @@
  * published by storing its start last (release) and retired by clearing
  * it, then waiting until no handler is inside the table, so that a range
  * is never acted on after gpsu_fault_del() returns.
+ *
+ * A hold (gpsu_fault_hold) makes the stores to a few ranges wait while a
+ * subscription changes under them: the engine write-protects them, and
+ * a write fault there sleeps on the hold's sequence (a futex) until the
+ * hold ends, then retries. A fault that lost a race with the end of a
+ * hold or of tracking finds its page open again: an access fault nobody
+ * claims is retried once per hold, then passed on.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "engine_user.h"
+#include "gpsu_internal.h"
 
 #define GPSU_FAULT_SLOTS	8192	/* views watched: ndev per allocation */
 
@@ -38,6 +51,23 @@ static unsigned int gpsu_inside;	/* handlers walking the table */
 static pthread_mutex_t gpsu_fault_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sigaction gpsu_old_segv;
 static bool gpsu_installed;
+/* $GPSU_TEST_FAULT_DELAY_US: a fault sleeps before it looks (tests) */
+static unsigned long gpsu_fault_delay_us;
+
+/*
+ * The hold: seq % 4 is 0 when none is on (the ranges are the last
+ * hold's), 1 while the ranges are written, 2 while it is on. Written by
+ * one thread at a time (the engine's allocs_lock), read in handlers.
+ */
+static struct {
+	unsigned int seq;
+	int n;
+	size_t len;
+	uintptr_t lo[GPSU_MAX_DEVICES + 1];
+} gpsu_hold;
+/* the hold sequence + 1 at this thread's last unclaimed retry */
+static __thread unsigned int gpsu_retried
+	__attribute__((tls_model("initial-exec")));
 
 /* Not ours: what would have happened without us. */
 static void gpsu_fault_chain(int sig, siginfo_t *si, void *uc)
@@ -56,16 +86,57 @@ static void gpsu_fault_chain(int sig, siginfo_t *si, void *uc)
 	signal(sig, SIG_DFL);
 }
 
+static long gpsu_futex(unsigned int *uaddr, int op, unsigned int val)
+{
+	return syscall(SYS_futex, uaddr, op, val, NULL, NULL, 0);
+}
+
+/* The hold's sequence when it is on and covers @addr, else 0. */
+static unsigned int gpsu_held(uintptr_t addr)
+{
+	unsigned int seq;
+	bool in;
+	int i, n;
+
+	for (;;) {
+		seq = __atomic_load_n(&gpsu_hold.seq, __ATOMIC_ACQUIRE);
+		if (seq % 4 == 1) {
+			sched_yield();	/* being written: a few stores */
+			continue;
+		}
+		/* acquire: a range being written shows in seq below */
+		in = false;
+		n = __atomic_load_n(&gpsu_hold.n, __ATOMIC_ACQUIRE);
+		for (i = 0; i < n && i <= GPSU_MAX_DEVICES; i++)
+			if (addr - __atomic_load_n(&gpsu_hold.lo[i],
+						   __ATOMIC_ACQUIRE) <
+			    __atomic_load_n(&gpsu_hold.len, __ATOMIC_ACQUIRE))
+				in = true;
+		if (__atomic_load_n(&gpsu_hold.seq, __ATOMIC_RELAXED) == seq)
+			return in && seq % 4 == 2 ? seq : 0;
+	}
+}
+
 static void gpsu_fault_sig(int sig, siginfo_t *si, void *uc)
 {
 	uintptr_t addr = (uintptr_t)si->si_addr;
-	unsigned int i, n;
+	unsigned int i, n, held;
 	int saved = errno;
 	bool done = false;
 
 	if (si->si_code == SEGV_ACCERR) {
-		__atomic_fetch_add(&gpsu_inside, 1, __ATOMIC_ACQ_REL);
-		n = __atomic_load_n(&gpsu_nslots, __ATOMIC_ACQUIRE);
+		if (gpsu_fault_delay_us) {
+			struct timespec ts = {
+				.tv_sec = gpsu_fault_delay_us / 1000000,
+				.tv_nsec = gpsu_fault_delay_us % 1000000 * 1000,
+			};
+
+			nanosleep(&ts, NULL);
+		}
+		/* seq_cst: gpsu_fault_hold() sees us, or we see its hold */
+		__atomic_fetch_add(&gpsu_inside, 1, __ATOMIC_SEQ_CST);
+		held = gpsu_held(addr);
+		n = held ? 0 : __atomic_load_n(&gpsu_nslots, __ATOMIC_ACQUIRE);
 		for (i = 0; i < n && !done; i++) {
 			struct gpsu_fault_slot *s = &gpsu_slots[i];
 			uintptr_t start = __atomic_load_n(&s->start,
@@ -75,7 +146,23 @@ static void gpsu_fault_sig(int sig, siginfo_t *si, void *uc)
 				continue;
 			done = s->fn(s->ctx, s->tag, addr);
 		}
-		__atomic_fetch_sub(&gpsu_inside, 1, __ATOMIC_ACQ_REL);
+		__atomic_fetch_sub(&gpsu_inside, 1, __ATOMIC_SEQ_CST);
+		if (held) {
+			while (__atomic_load_n(&gpsu_hold.seq,
+					       __ATOMIC_ACQUIRE) == held)
+				gpsu_futex(&gpsu_hold.seq, FUTEX_WAIT_PRIVATE,
+					   held);
+			done = true;
+		} else if (!done) {
+			/* the page may have opened since it faulted */
+			unsigned int seq = __atomic_load_n(&gpsu_hold.seq,
+							   __ATOMIC_ACQUIRE);
+
+			if (gpsu_retried != seq + 1) {
+				gpsu_retried = seq + 1;
+				done = true;
+			}
+		}
 	}
 	errno = saved;
 	if (!done)
@@ -88,6 +175,9 @@ static int gpsu_fault_install(void)
 
 	if (gpsu_installed)
 		return 0;
+	if (getenv("GPSU_TEST_FAULT_DELAY_US"))
+		gpsu_fault_delay_us = strtoul(getenv("GPSU_TEST_FAULT_DELAY_US"),
+					      NULL, 10);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = gpsu_fault_sig;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
@@ -128,6 +218,13 @@ out:
 	return ret;
 }
 
+/* Until no handler is walking the table or deciding on a hold. */
+static void gpsu_fault_quiesce(void)
+{
+	while (__atomic_load_n(&gpsu_inside, __ATOMIC_SEQ_CST))
+		sched_yield();
+}
+
 void gpsu_fault_del(void *ctx)
 {
 	unsigned int i;
@@ -136,9 +233,46 @@ void gpsu_fault_del(void *ctx)
 	for (i = 0; i < gpsu_nslots; i++)
 		if (gpsu_slots[i].ctx == ctx)
 			__atomic_store_n(&gpsu_slots[i].start, 0,
-					 __ATOMIC_RELEASE);
+					 __ATOMIC_SEQ_CST);
+	/*
+	 * A handler that saw the slot finishes before the range goes, and
+	 * before the slot can be used again (under the lock: a handler
+	 * must not read an old start with a new range's callback).
+	 */
+	gpsu_fault_quiesce();
 	pthread_mutex_unlock(&gpsu_fault_lock);
-	/* a handler that saw the slot finishes before the range goes */
-	while (__atomic_load_n(&gpsu_inside, __ATOMIC_ACQUIRE))
-		sched_yield();
+}
+
+int gpsu_fault_hold(const uintptr_t *lo, int n, size_t len)
+{
+	unsigned int seq = gpsu_hold.seq;
+	int i, ret;
+
+	if (n < 1 || n > GPSU_MAX_DEVICES + 1 || seq % 4)
+		return EINVAL;
+	pthread_mutex_lock(&gpsu_fault_lock);
+	ret = gpsu_fault_install();
+	pthread_mutex_unlock(&gpsu_fault_lock);
+	if (ret)
+		return ret;
+	/* release: a handler that reads a new range sees seq moved */
+	__atomic_store_n(&gpsu_hold.seq, seq + 1, __ATOMIC_RELAXED);
+	for (i = 0; i < n; i++)
+		__atomic_store_n(&gpsu_hold.lo[i], lo[i], __ATOMIC_RELEASE);
+	__atomic_store_n(&gpsu_hold.len, len, __ATOMIC_RELEASE);
+	__atomic_store_n(&gpsu_hold.n, n, __ATOMIC_RELEASE);
+	__atomic_store_n(&gpsu_hold.seq, seq + 2, __ATOMIC_SEQ_CST);
+	/* a handler that missed the hold is done before any page closes */
+	gpsu_fault_quiesce();
+	return 0;
+}
+
+void gpsu_fault_unhold(void)
+{
+	unsigned int seq = gpsu_hold.seq;
+
+	if (seq % 4 != 2)
+		return;
+	__atomic_store_n(&gpsu_hold.seq, seq + 2, __ATOMIC_RELEASE);
+	gpsu_futex(&gpsu_hold.seq, FUTEX_WAKE_PRIVATE, INT32_MAX);
 }

@@ -16,11 +16,10 @@
  *  - racing bytes: in racing rounds every thread also writes the last
  *    slot of the blocks it touches; afterwards all views must agree.
  *
- * Subscription changes race the stores with the driver, which keeps a
- * store made while one runs; the native engine does not (engines.rst:
- * change subscriptions between kernels), so there one thread makes them
- * at each release, while the others wait (GPSU_TORTURE_ADVICE=racing or
- * release chooses).
+ * Subscription changes race the stores: each engine keeps a store made
+ * while one runs (the driver zaps the views, the native engine holds
+ * them write-protected). GPSU_TORTURE_ADVICE=release makes them at each
+ * release instead, one thread while the others wait.
  *
  * Bounded in time: GPSU_TORTURE_SECS (default 3) seconds of rounds;
  * GPSU_TORTURE_THREADS threads per device (default 2); GPSU_TORTURE_SEED.
@@ -329,10 +328,8 @@ TEST_F_TIMEOUT(tt, no_published_store_lost, 7200)
 			  (TT_MAX_THREADS / ndev);
 	ASSERT_LE(ndev, t->nthr);
 	t->seed = tt_env("GPSU_TORTURE_SEED", (unsigned long long)time(NULL));
-	t->advice_racing = eng == gpsEngineDriver;
-	if (getenv("GPSU_TORTURE_ADVICE"))
-		t->advice_racing = !strcmp(getenv("GPSU_TORTURE_ADVICE"),
-					   "racing");
+	t->advice_racing = !getenv("GPSU_TORTURE_ADVICE") ||
+			   strcmp(getenv("GPSU_TORTURE_ADVICE"), "release");
 
 	for (i = 0; i < TT_ALLOCS; i++) {
 		gpsPointerAttributes at;
