@@ -245,7 +245,7 @@ static gpsError_t gpsu_user_open(struct gpsu_engine_info *info)
 	/* holds a push in its page's lock: tests widen race windows */
 	gpsu_user.push_delay_us = (unsigned int)
 		gpsu_user_env("GPSU_TEST_PUSH_DELAY_US", 0);
-	/* holds a subscription change before each of its last two steps */
+	/* holds a change before it fills new replicas, before it points */
 	gpsu_user.change_delay_us = (unsigned int)
 		gpsu_user_env("GPSU_TEST_CHANGE_DELAY_US", 0);
 	cap = (unsigned int)gpsu_user_knob(GPSU_K(queue_capacity));
@@ -1002,64 +1002,6 @@ static int gpsu_user_prot(const struct gpsu_user_alloc *ua, int v, size_t g,
 	return held ? PROT_READ : PROT_READ | PROT_WRITE;
 }
 
-/* GPS pages [@g0, @g1) of every view at gpsu_user_prot(), in runs. */
-static int gpsu_user_protect(const struct gpsu_user_alloc *ua, size_t g0,
-			     size_t g1, bool held)
-{
-	size_t g, e;
-	int v, prot, ret = 0;
-
-	for (v = 0; v <= gpsu_user.ndev; v++) {
-		for (g = g0; g < g1; g = e) {
-			prot = gpsu_user_prot(ua, v, g, held);
-			for (e = g + 1; e < g1 &&
-			     gpsu_user_prot(ua, v, e, held) == prot; e++)
-				;
-			if (mprotect(gpsu_user_view(ua, v) + g * ua->ps,
-				     (e - g) * ua->ps, prot) && !ret)
-				ret = errno;
-		}
-	}
-	return ret;
-}
-
-/*
- * A change of the subscriptions of GPS pages [@g0, @g1) begins: every
- * view's stores there wait until gpsu_user_change_end() (the driver
- * zaps the views). Else a store made while a view is pointed again
- * could reach the old replica and a newer one the new replica, and the
- * change's last settle wrote the older over the newer, for good.
- * allocs_lock held for writing.
- */
-static int gpsu_user_change_begin(struct gpsu_user_alloc *ua, size_t g0,
-				  size_t g1)
-{
-	uintptr_t lo[GPSU_MAX_DEVICES + 1];
-	int v, ret;
-
-	for (v = 0; v <= gpsu_user.ndev; v++)
-		lo[v] = (uintptr_t)gpsu_user_view(ua, v) + g0 * ua->ps;
-	ret = gpsu_fault_hold(lo, gpsu_user.ndev + 1, (g1 - g0) * ua->ps);
-	if (ret)
-		return ret;
-	ret = gpsu_user_protect(ua, g0, g1, true);
-	if (ret) {
-		(void)gpsu_user_protect(ua, g0, g1, false);
-		gpsu_fault_unhold();
-	}
-	return ret;
-}
-
-/* The views open again (to what tracking allows), the stores go on. */
-static int gpsu_user_change_end(struct gpsu_user_alloc *ua, size_t g0,
-				size_t g1)
-{
-	int ret = gpsu_user_protect(ua, g0, g1, false);
-
-	gpsu_fault_unhold();
-	return ret;
-}
-
 /*
  * Points GPS page @g of view @v at replica @r: a MAP_FIXED mapping of
  * that replica's region of the memfd, armed for capture (a new mapping
@@ -1098,12 +1040,123 @@ static int gpsu_user_serve(const struct gpsu_user_alloc *ua, int v,
 }
 
 /*
+ * The change under way (allocs_lock held for writing: one at a time):
+ * the views it holds, and the signal mask of the thread that holds.
+ */
+static struct {
+	bool view[GPSU_MAX_DEVICES + 1];
+	sigset_t mask;
+} gpsu_change;
+
+/*
+ * GPS pages [@g0, @g1) of the views the change holds at
+ * gpsu_user_prot(), in runs. Where a view cannot open one run
+ * (vm.max_map_count), it opens whole, splitting nothing; a tracked
+ * device then counts as a user of every page.
+ */
+static int gpsu_user_protect(struct gpsu_user_alloc *ua, size_t g0,
+			     size_t g1, bool held)
+{
+	size_t g, e;
+	int v, prot, ret = 0;
+
+	for (v = 0; v <= gpsu_user.ndev; v++) {
+		char *view = gpsu_user_view(ua, v);
+		bool whole = false;
+
+		if (!gpsu_change.view[v])
+			continue;
+		for (g = g0; g < g1 && !whole; g = e) {
+			prot = gpsu_user_prot(ua, v, g, held);
+			for (e = g + 1; e < g1 &&
+			     gpsu_user_prot(ua, v, e, held) == prot; e++)
+				;
+			if (!mprotect(view + g * ua->ps, (e - g) * ua->ps, prot))
+				continue;
+			if (held) {
+				ret = errno;
+				break;
+			}
+			whole = true;
+		}
+		if (!whole)
+			continue;
+		if (ua->tracked && v < gpsu_user.ndev)
+			for (g = 0; g < ua->ngp; g++)
+				__atomic_fetch_or(&ua->touched[g], 1ULL << v,
+						  __ATOMIC_RELAXED);
+		GPSU_STAT_ADD(opened_whole, 1);
+		if (mprotect(view, ua->len, PROT_READ | PROT_WRITE) && !ret)
+			ret = errno;
+	}
+	return ret;
+}
+
+/*
+ * A change of the subscriptions of GPS pages [@g0, @g1) to @want[g -
+ * @g0] (NULL: every view changes, tracking) begins: the stores of every
+ * view it points again wait there until gpsu_user_change_end() (the
+ * driver zaps the views). Else a store made while its view is pointed
+ * again could reach the old replica and a newer one the new replica,
+ * and the change's publication wrote the older over the newer, for
+ * good. The views it does not point again go on. 1: nothing to change,
+ * nothing held; 0; or an errno, nothing held. allocs_lock held for
+ * writing.
+ */
+static int gpsu_user_change_begin(struct gpsu_user_alloc *ua, size_t g0,
+				  size_t g1, const uint64_t *want)
+{
+	uintptr_t lo[GPSU_MAX_DEVICES + 1];
+	sigset_t async;
+	int v, n = 0, ret;
+	size_t g;
+
+	for (v = 0; v <= gpsu_user.ndev; v++) {
+		gpsu_change.view[v] = !want;
+		for (g = g0; want && g < g1 && !gpsu_change.view[v]; g++)
+			gpsu_change.view[v] =
+				want[g - g0] != ua->subs[g] &&
+				gpsu_user_serve(ua, v, g, want[g - g0]) !=
+				*gpsu_user_mapp(ua, v, g);
+		if (gpsu_change.view[v])
+			lo[n++] = (uintptr_t)gpsu_user_view(ua, v) +
+				  g0 * ua->ps;
+	}
+	if (!n)
+		return 1;
+	/* a handler of the program's on this thread must not wait for it */
+	gpsu_fault_async_signals(&async);
+	pthread_sigmask(SIG_BLOCK, &async, &gpsu_change.mask);
+	ret = gpsu_fault_hold(lo, n, (g1 - g0) * ua->ps);
+	if (!ret) {
+		ret = gpsu_user_protect(ua, g0, g1, true);
+		if (!ret)
+			return 0;
+		(void)gpsu_user_protect(ua, g0, g1, false);
+		gpsu_fault_unhold();
+	}
+	pthread_sigmask(SIG_SETMASK, &gpsu_change.mask, NULL);
+	return ret;
+}
+
+/* The held views open again (to what tracking allows), the stores go on. */
+static int gpsu_user_change_end(struct gpsu_user_alloc *ua, size_t g0,
+				size_t g1)
+{
+	int ret = gpsu_user_protect(ua, g0, g1, false);
+
+	gpsu_fault_unhold();
+	pthread_sigmask(SIG_SETMASK, &gpsu_change.mask, NULL);
+	return ret;
+}
+
+/*
  * Makes @want (not empty) the subscribers of GPS page @g: pending
  * stores published first, new replicas filled from what their device's
- * view maps, the views pointed again, what reached a replica meanwhile
- * (a system call's stores) published, then the dropped replicas' memory
+ * view maps, the views pointed again, then the dropped replicas' memory
  * given back. allocs_lock held for writing, inside a change
- * (gpsu_user_change_begin).
+ * (gpsu_user_change_begin): nothing stores through a view pointed
+ * again, so nothing is left to publish afterwards.
  */
 static int gpsu_user_resub(struct gpsu_user_alloc *ua, size_t g,
 			   uint64_t want)
@@ -1117,18 +1170,28 @@ static int gpsu_user_resub(struct gpsu_user_alloc *ua, size_t g,
 	if (want == old)
 		return 0;
 	gpsu_user_settle(ua, g, old);
+	if (gpsu_user.change_delay_us)
+		usleep(gpsu_user.change_delay_us);
+	/*
+	 * A new replica starts from the twin of the one its view mapped:
+	 * what is published. That replica's own device is not held, and a
+	 * store of its not yet diffed reaches the new replica with its next
+	 * push, as it reaches every other; copied from the replica itself,
+	 * it could stay there alone where a later store of the same word
+	 * changed fewer bytes (the torture saw the views disagree).
+	 */
 	for (d = 0; d < gpsu_user.ndev; d++) {
 		if (!(add & (1ULL << d)))
 			continue;
 		r = *gpsu_user_mapp(ua, d, g);
 		for (p = at; p < at + ua->ps; p += PAGE_SIZE) {
 			pthread_mutex_t *l = gpsu_user_plock(ua, p / PAGE_SIZE);
-			char *dst = ua->back + (size_t)d * ua->len + p;
+			const char *src = ua->twin + (size_t)r * ua->len + p;
 
 			pthread_mutex_lock(l);
-			memcpy(dst, ua->back + (size_t)r * ua->len + p,
+			memcpy(ua->back + (size_t)d * ua->len + p, src,
 			       PAGE_SIZE);
-			memcpy(ua->twin + (size_t)d * ua->len + p, dst,
+			memcpy(ua->twin + (size_t)d * ua->len + p, src,
 			       PAGE_SIZE);
 			pthread_mutex_unlock(l);
 		}
@@ -1146,9 +1209,6 @@ static int gpsu_user_resub(struct gpsu_user_alloc *ua, size_t g,
 		if (e && !ret)
 			ret = e;
 	}
-	if (gpsu_user.change_delay_us)
-		usleep(gpsu_user.change_delay_us);
-	gpsu_user_settle(ua, g, old | want);
 	for (d = 0; d < gpsu_user.ndev; d++) {
 		if (!(drop & (1ULL << d)))
 			continue;
@@ -1169,9 +1229,8 @@ static int gpsu_user_advise(const struct gpsu_alloc *a, size_t off,
 {
 	struct gpsu_user_alloc *ua = a->engine;
 	size_t g, first, last;
-	uint64_t want, bit = 1ULL << device;
-	bool began = false;
-	int ret = 0, e;
+	uint64_t *want, bit = 1ULL << device;
+	int ret = 0, held = 1, e;
 
 	if (a->kind != GPSU_KIND_GPS || device < 0 ||
 	    device >= gpsu_user.ndev)
@@ -1187,38 +1246,44 @@ static int gpsu_user_advise(const struct gpsu_alloc *a, size_t off,
 	last = (off + len) / ua->ps;
 	if (first == last)
 		return 0;
+	want = calloc(last - first, sizeof(*want));
+	if (!want)
+		return ENOMEM;
 	pthread_rwlock_wrlock(&gpsu_user.allocs_lock);
-	/* the last subscriber of any page: refused, nothing changed */
-	for (g = first; g < last && advice == GPSU_ADVISE_UNSUBSCRIBE; g++)
-		if (ua->subs[g] == bit)
-			ret = EBUSY;
-	if (!ret) {
-		ret = gpsu_user_change_begin(ua, first, last);
-		began = !ret;
-	}
-	for (g = first; g < last && !ret; g++) {
+	for (g = first; g < last; g++) {
 		switch (advice) {
 		case GPSU_ADVISE_SUBSCRIBE:
-			want = ua->subs[g] | bit;
-			ua->collapsed[g] = 0;
+			want[g - first] = ua->subs[g] | bit;
 			break;
 		case GPSU_ADVISE_UNSUBSCRIBE:
-			want = ua->subs[g] & ~bit;
+			want[g - first] = ua->subs[g] & ~bit;
+			/* the last subscriber: refused, nothing changed */
+			if (!want[g - first])
+				ret = EBUSY;
 			break;
 		default:
 			/* one copy: the one @device sees */
-			want = 1ULL << *gpsu_user_mapp(ua, device, g);
-			ua->collapsed[g] = 1;
+			want[g - first] = 1ULL << *gpsu_user_mapp(ua, device, g);
 			break;
 		}
-		ret = gpsu_user_resub(ua, g, want);
 	}
-	if (began) {
+	if (!ret) {
+		held = gpsu_user_change_begin(ua, first, last, want);
+		if (held > 1)
+			ret = held;
+	}
+	for (g = first; g < last && !ret; g++) {
+		if (advice != GPSU_ADVISE_UNSUBSCRIBE)
+			ua->collapsed[g] = advice == GPSU_ADVISE_COLLAPSE;
+		ret = gpsu_user_resub(ua, g, want[g - first]);
+	}
+	if (!held) {
 		e = gpsu_user_change_end(ua, first, last);
 		if (e && !ret)
 			ret = e;
 	}
 	pthread_rwlock_unlock(&gpsu_user.allocs_lock);
+	free(want);
 	return ret;
 }
 
@@ -1261,8 +1326,19 @@ static bool gpsu_user_track_fault(void *ctx, int d, uintptr_t addr)
 
 	__atomic_fetch_or(&ua->touched[g], 1ULL << d, __ATOMIC_RELAXED);
 	GPSU_STAT_ADD(track_faults, 1);
-	return !mprotect(ua->a->views[d] + g * ua->ps, ua->ps,
-			 PROT_READ | PROT_WRITE);
+	if (!mprotect(ua->a->views[d] + g * ua->ps, ua->ps,
+		      PROT_READ | PROT_WRITE))
+		return true;
+	/*
+	 * No VMA left for the page alone (vm.max_map_count): the whole
+	 * view opens, which splits nothing, and the device counts as a
+	 * user of every page (more replicas kept, none missing).
+	 */
+	for (g = 0; g < ua->ngp; g++)
+		__atomic_fetch_or(&ua->touched[g], 1ULL << d,
+				  __ATOMIC_RELAXED);
+	GPSU_STAT_ADD(opened_whole, 1);
+	return !mprotect(ua->a->views[d], ua->len, PROT_READ | PROT_WRITE);
 }
 
 /*
@@ -1278,7 +1354,7 @@ static int gpsu_user_track_on(struct gpsu_user_alloc *ua)
 	size_t g;
 	int d, ret, e;
 
-	ret = gpsu_user_change_begin(ua, 0, ua->ngp);
+	ret = gpsu_user_change_begin(ua, 0, ua->ngp, NULL);
 	if (ret)
 		return ret;
 	for (g = 0; g < ua->ngp && !ret; g++) {
@@ -1299,10 +1375,10 @@ static int gpsu_user_track_on(struct gpsu_user_alloc *ua)
 }
 
 /*
- * Stops tracking @ua: views opened again (before the faults stop being
- * routed: an access in between would kill), then each page kept by the
- * devices that used it; a page nobody used keeps one copy, at home if
- * it has one. Collapsed pages are left alone.
+ * Stops tracking @ua: every view held, each page kept by the devices
+ * that used it (a page nobody used keeps one copy, at home if it has
+ * one; collapsed pages are left alone), the views opened, then the
+ * faults no longer routed (one from before is retried, not a kill).
  */
 static int gpsu_user_track_off(struct gpsu_user_alloc *ua)
 {
@@ -1310,11 +1386,16 @@ static int gpsu_user_track_off(struct gpsu_user_alloc *ua)
 	size_t g;
 	int ret, e;
 
-	/* what the devices touched stays as it is from here */
-	ret = gpsu_user_change_begin(ua, 0, ua->ngp);
-	if (ret)
-		return ret;
+	/*
+	 * What the devices touched stays as it is from here (a fault under
+	 * way is waited for); untracked, every view is held read-only whole.
+	 */
 	ua->tracked = false;
+	ret = gpsu_user_change_begin(ua, 0, ua->ngp, NULL);
+	if (ret) {
+		ua->tracked = true;
+		return ret;
+	}
 	for (g = 0; g < ua->ngp; g++) {
 		if (ua->collapsed[g])
 			continue;
@@ -1330,7 +1411,6 @@ static int gpsu_user_track_off(struct gpsu_user_alloc *ua)
 	e = gpsu_user_change_end(ua, 0, ua->ngp);
 	if (e && !ret)
 		ret = e;
-	/* a fault from before is retried (engine_user_fault.c): no kill */
 	gpsu_fault_del(ua);
 	return ret;
 }
@@ -1390,6 +1470,16 @@ static bool gpsu_user_um_fault(void *ctx, int d, uintptr_t addr)
 		GPSU_STAT_ADD(um_moves, 1);
 	}
 	ok = !mprotect(ua->a->views[d] + at, PAGE_SIZE, PROT_READ | PROT_WRITE);
+	if (!ok) {
+		/*
+		 * vm.max_map_count: the whole view opens (one copy, so
+		 * nothing is lost; the device's accesses move no page after
+		 * this). The old owner's view may have stayed open too.
+		 */
+		ok = !mprotect(ua->a->views[d], ua->len,
+			       PROT_READ | PROT_WRITE);
+		GPSU_STAT_ADD(opened_whole, 1);
+	}
 	__atomic_store_n(&ua->um_lock, 0, __ATOMIC_RELEASE);
 	return ok;
 }

@@ -32,13 +32,18 @@
  *     gpsu_fault_lock               the fault table (engine_user_fault.c);
  *                                   alone
  *
- * The SIGSEGV handler takes none of them: it reads the fault table
- * without a lock, and a managed allocation's ownership spinlock
- * (um_lock), which nothing else takes while touching a view.
+ * The SIGSEGV handler takes none of them: it reads the fault table and
+ * the hold without a lock, waits for a hold to end, and takes a managed
+ * allocation's ownership spinlock (um_lock), which nothing else takes
+ * while touching a view. A hold belongs to the allocs_lock writer: no
+ * thread stores through a view while it holds any of these locks (the
+ * engine writes through its back mapping), and the holder blocks
+ * asynchronous signals until the hold ends.
  */
 #ifndef GPSU_ENGINE_USER_H
 #define GPSU_ENGINE_USER_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -89,6 +94,9 @@ void gpsu_fault_del(void *ctx);
  */
 int gpsu_fault_hold(const uintptr_t *lo, int n, size_t len);
 void gpsu_fault_unhold(void);
+/* Every signal but the synchronous ones (SIGSEGV, SIGBUS, ...): those a
+ * thread that holds blocks, so no handler of its own stores into a hold. */
+void gpsu_fault_async_signals(sigset_t *set);
 
 /* ---- counters, for tests and gpsctl --------------------------------- */
 
@@ -106,6 +114,8 @@ struct gpsu_user_stats {
 	uint64_t unsubscribes;		/* replicas of a GPS page dropped */
 	uint64_t track_faults;		/* first accesses seen in tracking */
 	uint64_t um_moves;		/* managed pages moved on a fault */
+	uint64_t opened_whole;		/* views opened whole at a fault:
+					 * vm.max_map_count reached */
 };
 
 /* Adds up the counters since the engine opened into @st. */

@@ -47,7 +47,14 @@ struct gpsu_fault_slot {
 
 static struct gpsu_fault_slot gpsu_slots[GPSU_FAULT_SLOTS];
 static unsigned int gpsu_nslots;	/* slots ever used (high mark) */
-static unsigned int gpsu_inside;	/* handlers walking the table */
+/*
+ * Handlers walking the table or deciding on a hold, counted in the
+ * generation they entered in: a quiesce flips the generation and waits
+ * for the old one alone, so handlers that keep faulting cannot starve it.
+ */
+static unsigned int gpsu_gen;
+static unsigned int gpsu_inside[2];
+static pthread_mutex_t gpsu_quiesce_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t gpsu_fault_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sigaction gpsu_old_segv;
 static bool gpsu_installed;
@@ -99,7 +106,8 @@ static unsigned int gpsu_held(uintptr_t addr)
 	int i, n;
 
 	for (;;) {
-		seq = __atomic_load_n(&gpsu_hold.seq, __ATOMIC_ACQUIRE);
+		/* seq_cst: against the count of gpsu_fault_sig() */
+		seq = __atomic_load_n(&gpsu_hold.seq, __ATOMIC_SEQ_CST);
 		if (seq % 4 == 1) {
 			sched_yield();	/* being written: a few stores */
 			continue;
@@ -120,7 +128,7 @@ static unsigned int gpsu_held(uintptr_t addr)
 static void gpsu_fault_sig(int sig, siginfo_t *si, void *uc)
 {
 	uintptr_t addr = (uintptr_t)si->si_addr;
-	unsigned int i, n, held;
+	unsigned int i, n, held, gen;
 	int saved = errno;
 	bool done = false;
 
@@ -133,20 +141,21 @@ static void gpsu_fault_sig(int sig, siginfo_t *si, void *uc)
 
 			nanosleep(&ts, NULL);
 		}
-		/* seq_cst: gpsu_fault_hold() sees us, or we see its hold */
-		__atomic_fetch_add(&gpsu_inside, 1, __ATOMIC_SEQ_CST);
+		/* seq_cst: a quiesce sees us, or we see what came before it */
+		gen = __atomic_load_n(&gpsu_gen, __ATOMIC_SEQ_CST) & 1;
+		__atomic_fetch_add(&gpsu_inside[gen], 1, __ATOMIC_SEQ_CST);
 		held = gpsu_held(addr);
 		n = held ? 0 : __atomic_load_n(&gpsu_nslots, __ATOMIC_ACQUIRE);
 		for (i = 0; i < n && !done; i++) {
 			struct gpsu_fault_slot *s = &gpsu_slots[i];
 			uintptr_t start = __atomic_load_n(&s->start,
-							  __ATOMIC_ACQUIRE);
+							  __ATOMIC_SEQ_CST);
 
 			if (!start || addr < start || addr >= s->end)
 				continue;
 			done = s->fn(s->ctx, s->tag, addr);
 		}
-		__atomic_fetch_sub(&gpsu_inside, 1, __ATOMIC_SEQ_CST);
+		__atomic_fetch_sub(&gpsu_inside[gen], 1, __ATOMIC_SEQ_CST);
 		if (held) {
 			while (__atomic_load_n(&gpsu_hold.seq,
 					       __ATOMIC_ACQUIRE) == held)
@@ -169,6 +178,16 @@ static void gpsu_fault_sig(int sig, siginfo_t *si, void *uc)
 		gpsu_fault_chain(sig, si, uc);
 }
 
+void gpsu_fault_async_signals(sigset_t *set)
+{
+	sigfillset(set);
+	sigdelset(set, SIGSEGV);
+	sigdelset(set, SIGBUS);
+	sigdelset(set, SIGILL);
+	sigdelset(set, SIGFPE);
+	sigdelset(set, SIGTRAP);
+}
+
 static int gpsu_fault_install(void)
 {
 	struct sigaction sa;
@@ -181,7 +200,8 @@ static int gpsu_fault_install(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = gpsu_fault_sig;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
-	sigemptyset(&sa.sa_mask);
+	/* no handler of the program's runs inside ours (it may store) */
+	gpsu_fault_async_signals(&sa.sa_mask);
 	if (sigaction(SIGSEGV, &sa, &gpsu_old_segv))
 		return errno;
 	gpsu_installed = true;
@@ -218,11 +238,16 @@ out:
 	return ret;
 }
 
-/* Until no handler is walking the table or deciding on a hold. */
+/* Until no handler that entered before this call is still inside. */
 static void gpsu_fault_quiesce(void)
 {
-	while (__atomic_load_n(&gpsu_inside, __ATOMIC_SEQ_CST))
+	unsigned int old;
+
+	pthread_mutex_lock(&gpsu_quiesce_lock);
+	old = __atomic_fetch_add(&gpsu_gen, 1, __ATOMIC_SEQ_CST) & 1;
+	while (__atomic_load_n(&gpsu_inside[old], __ATOMIC_SEQ_CST))
 		sched_yield();
+	pthread_mutex_unlock(&gpsu_quiesce_lock);
 }
 
 void gpsu_fault_del(void *ctx)

@@ -15,7 +15,8 @@
  * keep are refused with ENOTSUP, never reported as 0.
  *
  * Publication: a directory per process, $GPSU_STATS_DIR, else
- * $XDG_RUNTIME_DIR/gps, else /tmp/gps-<uid>, holding <pid>/ laid out as
+ * $XDG_RUNTIME_DIR/gps, else /tmp/gps-<uid> (the user's own, no one else
+ * may write it: else nothing is published), holding <pid>/ laid out as
  * the driver's files are (sys/: the knobs and their table knobs,
  * nr_devices; debug/node<d>/stats: device d's counters; devices: one
  * line per device), rewritten by a thread every GPSU_PUBLISH_MS and
@@ -437,6 +438,21 @@ static void *gpsu_user_publisher(void *arg)
 	return NULL;
 }
 
+/*
+ * Makes @root if it is not there; true when it is a directory (not a
+ * link) of this user's that no one else can write. Else another user
+ * could have made it first (/tmp/gps-<uid>), or a link there, and have
+ * us write and sweep where it points.
+ */
+static bool gpsu_user_own_dir(const char *root)
+{
+	struct stat st;
+
+	(void)mkdir(root, 0700);
+	return !lstat(root, &st) && S_ISDIR(st.st_mode) &&
+	       st.st_uid == getuid() && !(st.st_mode & 022);
+}
+
 /* Starts publishing (best effort: gpsctl alone depends on it). */
 void gpsu_user_publish_start(void)
 {
@@ -447,9 +463,9 @@ void gpsu_user_publish_start(void)
 
 	if (e && !strcmp(e, "0"))
 		return;
-	if (gpsu_user_publish_root(root, sizeof(root)))
+	if (gpsu_user_publish_root(root, sizeof(root)) ||
+	    !gpsu_user_own_dir(root))
 		return;
-	(void)mkdir(root, 0755);
 	gpsu_user_sweep(root);
 	snprintf(dir, sizeof(dir), "%s/%d", root, (int)getpid());
 	snprintf(sub, sizeof(sub), "%s/sys", dir);

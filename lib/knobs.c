@@ -108,6 +108,7 @@ GPSU_API gpsError_t gpsSetKnob(const char *name, unsigned long long value)
 GPSU_API gpsError_t gpsDeviceGetCounter(unsigned long long *value,
 					const char *name, int device)
 {
+	static unsigned char said[GPSU_NSTATS];
 	uint64_t v = 0;
 	gpsError_t err;
 	int i, ndev, ret;
@@ -130,11 +131,13 @@ GPSU_API gpsError_t gpsDeviceGetCounter(unsigned long long *value,
 		*value = v;
 		return gpsSuccess;
 	case ENOTSUP:
-		fprintf(stderr,
-			"libgpsu: counter %s: the %s engine does not keep it%s\n",
-			name, gpsu_engine->name,
-			gpsu_engine->kind == gpsEngineDriver ?
-			" (or debugfs is not mounted)" : "");
+		/* once per counter: a program may ask in a loop */
+		if (!__atomic_exchange_n(&said[i], 1, __ATOMIC_RELAXED))
+			fprintf(stderr,
+				"libgpsu: counter %s: the %s engine does not keep it%s\n",
+				name, gpsu_engine->name,
+				gpsu_engine->kind == gpsEngineDriver ?
+				" (or debugfs is not mounted)" : "");
 		return gpsu_ret(gpsErrorNotSupported);
 	case EACCES:
 	case EPERM:

@@ -19,11 +19,15 @@
  * passes without userfaultfd write-protect and PAGEMAP_SCAN doing the
  * work.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -843,13 +847,13 @@ static void *change_thread(void *arg)
 /*
  * A store made while its page's subscription changes is kept: device 1
  * stores without a pause while it leaves the page and joins it again.
- * With GPSU_TEST_CHANGE_DELAY_US each change waits before it points
- * device 1's view at the new replica and again before it publishes what
- * reached the old one meanwhile; the writer stops in the second wait.
- * Without stores held during the change the second publication wrote
- * the old replica's older store over the new one's, in every replica,
- * for good (found by review; the torture with racing advice lost one in
- * a third of its runs).
+ * With GPSU_TEST_CHANGE_DELAY_US each change waits after it publishes
+ * the page and again before it points device 1's view at the new
+ * replica; the writer stops in the second wait. Without stores held
+ * during the change a second publication after the point wrote the old
+ * replica's older store over the new one's, in every replica, for good
+ * (found by review; the torture with racing advice lost one in a third
+ * of its runs); without either, they stay in a replica that goes.
  */
 TEST(store_racing_a_subscription_change_is_kept)
 {
@@ -889,6 +893,128 @@ TEST(store_racing_a_subscription_change_is_kept)
 				       w.last);
 		}
 	}
+	unsetenv("GPSU_TEST_CHANGE_DELAY_US");
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
+/*
+ * A new replica starts from what is published: device 0, which the
+ * change does not hold, stores a word while device 1 subscribes (after
+ * the change published the page), then again a value that is back to
+ * the published one in the byte the first changed. Filled from device
+ * 0's replica itself, device 1's replica kept the first store's byte
+ * for good, while every other view had the last store (the torture saw
+ * views disagree after a release).
+ */
+TEST(new_replica_agrees_after_stores_during_its_fill)
+{
+	const uint32_t t = 0x11223344, x = 0x99223344, y = 0x11223355;
+	volatile uint32_t *v0;
+	struct changer c;
+	pthread_t tc;
+	uint32_t *p;
+
+	use_native(2);
+	setenv("GPSU_TEST_CHANGE_DELAY_US", "300000", 1);
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 4096,
+					   gpsMemGPSPage4K | gpsMemGPSManual));
+	v0 = view(p, 0);
+	v0[0] = t;
+	ASSERT_EQ(gpsSuccess, release(0));
+	c = (struct changer){ .p = p, .advice = gpsMemAdviseGPSSubscribe };
+	ASSERT_EQ(0, pthread_create(&tc, NULL, change_thread, &c));
+	usleep(100000);		/* published, not yet filled */
+	v0[0] = x;
+	usleep(300000);		/* filled, not yet pointed */
+	v0[0] = y;
+	ASSERT_EQ(0, pthread_join(tc, NULL));
+	ASSERT_EQ(gpsSuccess, c.err);
+	ASSERT_EQ(gpsSuccess, gpsThreadFenceSystem());
+	EXPECT_EQ(y, v0[0]);
+	EXPECT_EQ(y, *(volatile uint32_t *)view(p, 1));
+	unsetenv("GPSU_TEST_CHANGE_DELAY_US");
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
+/*
+ * A change holds only the views it points again: a system call that
+ * writes into another view (the host's, while device 1 leaves the page)
+ * goes on; the kernel raises no SIGSEGV for its own accesses, so a held
+ * view would fail it with EFAULT.
+ */
+TEST(syscall_into_a_view_the_change_leaves_alone)
+{
+	struct changer c;
+	pthread_t tc;
+	char *p;
+	ssize_t n;
+	int fd;
+
+	use_native(2);
+	setenv("GPSU_TEST_CHANGE_DELAY_US", "300000", 1);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 4096,
+					   gpsMemGPSPage4K));
+	fd = open("/dev/zero", O_RDONLY);
+	ASSERT_LE(0, fd);
+	c = (struct changer){ .p = p, .advice = gpsMemAdviseGPSUnsubscribe };
+	ASSERT_EQ(0, pthread_create(&tc, NULL, change_thread, &c));
+	usleep(100000);			/* in the change's first wait */
+	n = read(fd, p, 64);
+	EXPECT_EQ(64, n) TH_LOG("read() into the host view: %s",
+				n < 0 ? strerror(errno) : "short");
+	ASSERT_EQ(0, pthread_join(tc, NULL));
+	ASSERT_EQ(gpsSuccess, c.err);
+	close(fd);
+	unsetenv("GPSU_TEST_CHANGE_DELAY_US");
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
+static volatile uint32_t *sig_target;
+static volatile sig_atomic_t sig_done;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	*sig_target = 42;
+	sig_done = 1;
+}
+
+/*
+ * A signal handler of the program's, on the thread that changes a
+ * subscription, that stores into a page the change holds: the thread
+ * blocks such signals until the change ends, so it does not wait on its
+ * own hold for ever (found by review: it hung).
+ */
+TEST(signal_on_the_changing_thread_does_not_wait_on_its_hold)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	struct timespec ts;
+	struct changer c;
+	pthread_t tc;
+	char *p;
+
+	use_native(2);
+	setenv("GPSU_TEST_CHANGE_DELAY_US", "300000", 1);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 4096,
+					   gpsMemGPSPage4K));
+	sig_target = view(p, 1);	/* held by the change below */
+	sigemptyset(&sa.sa_mask);
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	c = (struct changer){ .p = p, .advice = gpsMemAdviseGPSUnsubscribe };
+	ASSERT_EQ(0, pthread_create(&tc, NULL, change_thread, &c));
+	usleep(100000);			/* it holds the page, asleep */
+	ASSERT_EQ(0, pthread_kill(tc, SIGUSR1));
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 10;
+	if (pthread_timedjoin_np(tc, NULL, &ts)) {
+		TH_LOG("the changing thread hangs");
+		_exit(1);		/* a hung holder cannot be cleaned up */
+	}
+	ASSERT_EQ(gpsSuccess, c.err);
+	ASSERT_EQ(1, sig_done);
+	ASSERT_EQ(gpsSuccess, release(0));
+	ASSERT_EQ(42, ((volatile uint32_t *)view(p, 0))[0]);
 	unsetenv("GPSU_TEST_CHANGE_DELAY_US");
 	ASSERT_EQ(gpsSuccess, gpsFree(p));
 }
@@ -933,6 +1059,78 @@ TEST(first_access_racing_tracking_stop)
 	ASSERT_EQ(0x5a5a5a5aU, t.got);
 	unsetenv("GPSU_TEST_FAULT_DELAY_US");
 	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
+/*
+ * Fills the process's VMA budget (vm.max_map_count): every other page of
+ * a PROT_NONE region made readable until mprotect fails. Returns the
+ * region (munmap @len to give the budget back).
+ */
+static char *use_up_mappings(size_t *len)
+{
+	size_t n = 70000, i;
+	char *r;
+
+	*len = n * 4096;
+	r = mmap(NULL, *len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+		 MAP_NORESERVE, -1, 0);
+	if (r == MAP_FAILED)
+		return NULL;
+	for (i = 1; i < n; i += 2)
+		if (mprotect(r + i * 4096, 4096, PROT_READ))
+			return r;
+	munmap(r, *len);
+	return NULL;		/* a limit above 70,000 mappings */
+}
+
+/*
+ * With no mapping left to open one page (vm.max_map_count), a tracking
+ * fault and a managed fault open the device's whole view instead: the
+ * access goes on and nothing stored is lost (found by review: the
+ * process got SIGSEGV).
+ */
+TEST(faults_past_max_map_count_open_the_view)
+{
+	struct gpsu_user_stats s0, s1;
+	unsigned long long m[16];
+	volatile uint32_t *v1, *u1;
+	uint32_t *p, *u;
+	size_t len, np;
+	char *fill;
+
+#ifdef __SANITIZE_THREAD__
+	SKIP(return, "TSan cannot map its shadow with no mapping left");
+#endif
+	use_native(2);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 16 * 4096,
+					   gpsMemGPSPage4K));
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsMallocManagedFlags((void **)&u, 16 * 4096,
+						    gpsMemManagedOnFault));
+	ASSERT_EQ(gpsSuccess, gpsMemset(u, 0, 16 * 4096));
+	ASSERT_EQ(gpsSuccess, gpsTrackingStart());
+	v1 = view(p, 1);
+	u1 = view(u, 1);
+	gpsu_user_stats(&s0);
+	fill = use_up_mappings(&len);
+	if (!fill)
+		SKIP(return, "vm.max_map_count above 70,000");
+	v1[5 * 1024] = 51;		/* a page inside the view */
+	v1[9 * 1024] = 91;
+	u1[7 * 1024] = 71;
+	munmap(fill, len);
+	gpsu_user_stats(&s1);
+	EXPECT_LE(2, s1.opened_whole - s0.opened_whole);
+	EXPECT_EQ(71, ((volatile uint32_t *)view(u, 0))[7 * 1024]);
+	ASSERT_EQ(gpsSuccess, gpsTrackingStop());
+	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(p, 16 * 4096, m, 16, &np));
+	EXPECT_TRUE(m[5] & 2);
+	EXPECT_TRUE(m[9] & 2);
+	ASSERT_EQ(gpsSuccess, gpsThreadFenceSystem());
+	EXPECT_EQ(51, ((volatile uint32_t *)view(p, 0))[5 * 1024]);
+	EXPECT_EQ(91, ((volatile uint32_t *)view(p, 0))[9 * 1024]);
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+	ASSERT_EQ(gpsSuccess, gpsFree(u));
 }
 
 TEST_HARNESS_MAIN

@@ -383,4 +383,60 @@ TEST(files_gone_at_exit)
 	ASSERT_EQ(0, stat(path, &sb));
 }
 
+/* Whether the engine of this process published its files under @root. */
+static bool published_under(const char *root)
+{
+	char path[256];
+	struct stat sb;
+	int n;
+
+	setenv("GPSU_STATS_DIR", root, 1);
+	if (gpsGetDeviceCount(&n) != gpsSuccess)
+		return true;
+	snprintf(path, sizeof(path), "%s/%d", root, (int)getpid());
+	return !lstat(path, &sb);
+}
+
+/*
+ * The files go only into a directory of the user's own that nobody else
+ * can write: in /tmp another user could have made /tmp/gps-<uid> first,
+ * or a link there, and had the program write (and sweep) where the link
+ * points.
+ */
+TEST(files_not_in_a_directory_others_can_write)
+{
+	char dir[96];
+
+	use_native();
+	snprintf(dir, sizeof(dir), "%s/open", stats_dir);
+	mkdir(dir, 0700);
+	ASSERT_EQ(0, chmod(dir, 0777));
+	ASSERT_FALSE(published_under(dir));
+	rmdir(dir);
+}
+
+TEST(files_not_through_a_link)
+{
+	char dir[96], link[96];
+
+	use_native();
+	snprintf(dir, sizeof(dir), "%s/real", stats_dir);
+	snprintf(link, sizeof(link), "%s/link", stats_dir);
+	mkdir(dir, 0700);
+	unlink(link);
+	ASSERT_EQ(0, symlink(dir, link));
+	ASSERT_FALSE(published_under(link));
+	unlink(link);
+	rmdir(dir);
+}
+
+TEST(files_in_a_directory_of_its_own)
+{
+	char dir[96];
+
+	use_native();
+	snprintf(dir, sizeof(dir), "%s/own", stats_dir);
+	ASSERT_TRUE(published_under(dir));
+}
+
 TEST_HARNESS_MAIN
