@@ -199,6 +199,28 @@ static inline void bench_knob_set(const char *name, const char *fmt, ...)
 /* the engine's counters: debugfs, else the library                   */
 /* ------------------------------------------------------------------ */
 
+/* The driver's per-device counters this suite reads, by name. */
+#define BENCH_COUNTERS(X)						\
+	X(blocks_queued)						\
+	X(blocks_merged)						\
+	X(blocks_pushed)						\
+	X(blocks_bulk)							\
+	X(blocks_pushed_early)						\
+	X(write_faults)							\
+	X(read_faults)							\
+	X(fences)							\
+	X(pages_harvested)						\
+	X(thread_rounds)						\
+	X(pages_helped)							\
+	X(link_wait_ns)							\
+	X(harvest_ns)							\
+	X(protect_ns)							\
+	X(fence_ns)							\
+	X(fence_wait_ns)						\
+	X(migrations)							\
+	X(bytes_migrated)						\
+	X(thrash_pins)
+
 /* Sums of the per-device counters this suite reads, over every node. */
 struct bench_counters {
 	int valid;			/* the counters were readable */
@@ -246,26 +268,8 @@ static inline void bench_counters_library(struct bench_counters *c)
 			c->traffic_blocks += v;
 #define BENCH_CNT(field)						\
 		if (gpsDeviceGetCounter(&v, #field, d) == gpsSuccess)	\
-			c->field += v
-		BENCH_CNT(blocks_queued);
-		BENCH_CNT(blocks_merged);
-		BENCH_CNT(blocks_pushed);
-		BENCH_CNT(blocks_bulk);
-		BENCH_CNT(blocks_pushed_early);
-		BENCH_CNT(write_faults);
-		BENCH_CNT(read_faults);
-		BENCH_CNT(fences);
-		BENCH_CNT(pages_harvested);
-		BENCH_CNT(thread_rounds);
-		BENCH_CNT(pages_helped);
-		BENCH_CNT(link_wait_ns);
-		BENCH_CNT(harvest_ns);
-		BENCH_CNT(protect_ns);
-		BENCH_CNT(fence_ns);
-		BENCH_CNT(fence_wait_ns);
-		BENCH_CNT(migrations);
-		BENCH_CNT(bytes_migrated);
-		BENCH_CNT(thrash_pins);
+			c->field += v;
+		BENCH_COUNTERS(BENCH_CNT)
 #undef BENCH_CNT
 	}
 }
@@ -286,26 +290,8 @@ static inline void bench_counters_read(struct bench_counters *c)
 				continue;
 			c->valid = 1;
 			while (fscanf(f, "%63s %llu", name, &v) == 2) {
-#define BENCH_CNT(field)	if (!strcmp(name, #field)) c->field += v
-				BENCH_CNT(blocks_queued);
-				BENCH_CNT(blocks_merged);
-				BENCH_CNT(blocks_pushed);
-				BENCH_CNT(blocks_bulk);
-				BENCH_CNT(blocks_pushed_early);
-				BENCH_CNT(write_faults);
-				BENCH_CNT(read_faults);
-				BENCH_CNT(fences);
-				BENCH_CNT(pages_harvested);
-				BENCH_CNT(thread_rounds);
-				BENCH_CNT(pages_helped);
-				BENCH_CNT(link_wait_ns);
-				BENCH_CNT(harvest_ns);
-				BENCH_CNT(protect_ns);
-				BENCH_CNT(fence_ns);
-				BENCH_CNT(fence_wait_ns);
-				BENCH_CNT(migrations);
-				BENCH_CNT(bytes_migrated);
-				BENCH_CNT(thrash_pins);
+#define BENCH_CNT(field)	if (!strcmp(name, #field)) c->field += v;
+				BENCH_COUNTERS(BENCH_CNT)
 #undef BENCH_CNT
 			}
 			fclose(f);
@@ -338,28 +324,10 @@ static inline void bench_counters_diff(struct bench_counters *d,
 				const struct bench_counters *before)
 {
 	d->valid = after->valid && before->valid;
-#define BENCH_SUB(field)	d->field = after->field - before->field
-	BENCH_SUB(traffic_bytes);
-	BENCH_SUB(traffic_blocks);
-	BENCH_SUB(blocks_queued);
-	BENCH_SUB(blocks_merged);
-	BENCH_SUB(blocks_pushed);
-	BENCH_SUB(blocks_bulk);
-	BENCH_SUB(blocks_pushed_early);
-	BENCH_SUB(write_faults);
-	BENCH_SUB(read_faults);
-	BENCH_SUB(fences);
-	BENCH_SUB(pages_harvested);
-	BENCH_SUB(pages_helped);
-	BENCH_SUB(thread_rounds);
-	BENCH_SUB(link_wait_ns);
-	BENCH_SUB(harvest_ns);
-	BENCH_SUB(protect_ns);
-	BENCH_SUB(fence_ns);
-	BENCH_SUB(fence_wait_ns);
-	BENCH_SUB(migrations);
-	BENCH_SUB(bytes_migrated);
-	BENCH_SUB(thrash_pins);
+#define BENCH_SUB(field)	d->field = after->field - before->field;
+	BENCH_SUB(traffic_bytes)
+	BENCH_SUB(traffic_blocks)
+	BENCH_COUNTERS(BENCH_SUB)
 #undef BENCH_SUB
 }
 
