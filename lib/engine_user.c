@@ -41,7 +41,8 @@
  *
  * Not yet (each fails with ENOTSUP, gpsErrorNotSupported, or is said so
  * in Documentation/engines.rst): no push thread (a queue leaves at a
- * fence or above its watermark); asynchronous fences are synchronous.
+ * fence or above its watermark). A stream's fences run on a thread of
+ * its ring (engine_user_ring.c).
  *
  * Tracking and managed memory on fault see a device's first access by
  * making its view (or page) PROT_NONE: the SIGSEGV goes through
@@ -918,6 +919,12 @@ static int gpsu_user_fence_mask(uint64_t mask, bool host)
 	return ret;
 }
 
+/* A stream's ring: its fences on a thread of their own. */
+static struct gpsu_engine_ring *gpsu_user_ring_start(void)
+{
+	return gpsu_user_ring_new(gpsu_user_fence_mask);
+}
+
 /* -1: every device and the host views, as the driver's GPS_FENCE_ALL. */
 static int gpsu_user_fence(int device)
 {
@@ -1565,7 +1572,11 @@ const struct gpsu_engine_ops gpsu_engine_user = {
 	.track = gpsu_user_track,
 	.fence = gpsu_user_fence,
 	.fence_mask = gpsu_user_fence_mask,
-	/* no ring: asynchronous fences are synchronous (engine.h) */
+	.ring_new = gpsu_user_ring_start,
+	.ring_free = gpsu_user_ring_free,
+	.fence_async = gpsu_user_ring_fence,
+	.ring_reap = gpsu_user_ring_reap,
+	.ring_pending = gpsu_user_ring_pending,
 	.knob_get = gpsu_user_knob_get,
 	.knob_set = gpsu_user_knob_set,
 	.counter = gpsu_user_counter,

@@ -6,7 +6,8 @@
  *                          write-protect) and PAGEMAP_SCAN, their probe
  *   engine_user_fault.c    access faults: SIGSEGV on views made
  *                          PROT_NONE, routed to the range's callback
- *                          (tracking, managed memory on fault)
+ *                          (tracking, managed memory on fault); holds
+ *   engine_user_ring.c     asynchronous fences: a thread per ring
  *   engine_user.c          devices, replicas and twins, subscriptions,
  *                          harvest, push, fences, tracking, the ops
  *                          table (over the pure core: core/gps_diff,
@@ -97,6 +98,19 @@ void gpsu_fault_unhold(void);
 /* Every signal but the synchronous ones (SIGSEGV, SIGBUS, ...): those a
  * thread that holds blocks, so no handler of its own stores into a hold. */
 void gpsu_fault_async_signals(sigset_t *set);
+
+/* ---- asynchronous fences (engine_user_ring.c) ----------------------- */
+
+/* A fence of the devices of @mask, with @host the host views; an errno. */
+typedef int (*gpsu_user_fence_fn)(uint64_t mask, bool host);
+
+/* A ring (engine.h) whose thread runs @fence; NULL: fence synchronously. */
+struct gpsu_engine_ring *gpsu_user_ring_new(gpsu_user_fence_fn fence);
+void gpsu_user_ring_free(struct gpsu_engine_ring *r);
+int gpsu_user_ring_fence(struct gpsu_engine_ring *r, uint64_t mask,
+			 bool host);
+int gpsu_user_ring_reap(struct gpsu_engine_ring *r);
+unsigned int gpsu_user_ring_pending(const struct gpsu_engine_ring *r);
 
 /* ---- counters, for tests and gpsctl --------------------------------- */
 

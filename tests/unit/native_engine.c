@@ -1133,4 +1133,38 @@ TEST(faults_past_max_map_count_open_the_view)
 	ASSERT_EQ(gpsSuccess, gpsFree(u));
 }
 
+/*
+ * A stream's fence is asynchronous: handed to its ring, it returns
+ * while the push is still held (GPSU_TEST_PUSH_DELAY_US), counts as in
+ * flight, and the reap returns when the store is in the other replica.
+ * Fences handed in meanwhile merge into one.
+ */
+TEST(stream_fences_are_asynchronous)
+{
+	struct gpsu_engine_ring *r;
+	volatile uint32_t *v0, *v1;
+	uint32_t *p;
+
+	use_native(2);
+	setenv("GPSU_TEST_PUSH_DELAY_US", "1000000", 1);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 4096,
+					   gpsMemGPSPage4K));
+	ASSERT_NE(NULL, gpsu_engine_user.ring_new);
+	r = gpsu_engine_user.ring_new();
+	ASSERT_NE(NULL, r);
+	v0 = view(p, 0);
+	v1 = view(p, 1);
+	v0[0] = 7;
+	ASSERT_EQ(0, gpsu_engine_user.fence_async(r, 1ULL << 0, false));
+	ASSERT_EQ(0, gpsu_engine_user.fence_async(r, 1ULL << 1, true));
+	EXPECT_LE(1U, gpsu_engine_user.ring_pending(r));
+	EXPECT_EQ(0, v1[0]);		/* the push is held for 1 s */
+	ASSERT_EQ(0, gpsu_engine_user.ring_reap(r));
+	EXPECT_EQ(0U, gpsu_engine_user.ring_pending(r));
+	EXPECT_EQ(7, v1[0]);
+	gpsu_engine_user.ring_free(r);
+	unsetenv("GPSU_TEST_PUSH_DELAY_US");
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
 TEST_HARNESS_MAIN
