@@ -942,21 +942,17 @@ static int gpsu_user_fence(int device)
  * small page diffed against its twin, what changed pushed to the page's
  * other subscribers at once. The stores of every view that maps those
  * replicas, whether or not capture saw them, so nothing pending is left
- * when replicas are added or dropped (the driver's gps_quiesce).
- * allocs_lock held for writing.
+ * when replicas are added or dropped (the driver's gps_quiesce); @h is
+ * scratch. allocs_lock held for writing.
  */
 static void gpsu_user_settle(struct gpsu_user_alloc *ua, size_t g,
-			     uint64_t mask)
+			     uint64_t mask, struct gpsu_harvest *h)
 {
 	size_t p, first = g * ua->ps / PAGE_SIZE;
 	size_t last = first + ua->ps / PAGE_SIZE;
-	struct gpsu_harvest *h;
 	unsigned int n;
 	int r;
 
-	h = malloc(sizeof(*h));
-	if (!h)
-		return;
 	memset(h, 0, offsetof(struct gpsu_harvest, df));
 	h->ua = ua;
 	for (r = 0; r < ua->nrep; r++) {
@@ -992,7 +988,6 @@ static void gpsu_user_settle(struct gpsu_user_alloc *ua, size_t g,
 	GPSU_STAT_ADD(pages_changed, h->changed);
 	GPSU_STAT_ADD(blocks_pushed, h->blocks);
 	GPSU_STAT_ADD(bytes_pushed, h->bytes);
-	free(h);
 }
 
 /*
@@ -1053,6 +1048,7 @@ static int gpsu_user_serve(const struct gpsu_user_alloc *ua, int v,
 static struct {
 	bool view[GPSU_MAX_DEVICES + 1];
 	sigset_t mask;
+	struct gpsu_harvest *h;		/* the settles' scratch */
 } gpsu_change;
 
 /*
@@ -1106,9 +1102,11 @@ static int gpsu_user_protect(struct gpsu_user_alloc *ua, size_t g0,
  * driver zaps the views). Else a store made while its view is pointed
  * again could reach the old replica and a newer one the new replica,
  * and the change's publication wrote the older over the newer, for
- * good. The views it does not point again go on. 1: nothing to change,
- * nothing held; 0; or an errno, nothing held. allocs_lock held for
- * writing.
+ * good. The views it does not point again go on. -1: nothing to
+ * change, nothing held; 0; or an errno, nothing held. Nothing it does
+ * while it holds allocates or takes a lock a program's thread may hold
+ * (a signal handler's store would wait on the hold). allocs_lock held
+ * for writing.
  */
 static int gpsu_user_change_begin(struct gpsu_user_alloc *ua, size_t g0,
 				  size_t g1, const uint64_t *want)
@@ -1130,7 +1128,10 @@ static int gpsu_user_change_begin(struct gpsu_user_alloc *ua, size_t g0,
 				  g0 * ua->ps;
 	}
 	if (!n)
-		return 1;
+		return -1;
+	gpsu_change.h = malloc(sizeof(*gpsu_change.h));
+	if (!gpsu_change.h)
+		return ENOMEM;
 	/* a handler of the program's on this thread must not wait for it */
 	gpsu_fault_async_signals(&async);
 	pthread_sigmask(SIG_BLOCK, &async, &gpsu_change.mask);
@@ -1143,6 +1144,8 @@ static int gpsu_user_change_begin(struct gpsu_user_alloc *ua, size_t g0,
 		gpsu_fault_unhold();
 	}
 	pthread_sigmask(SIG_SETMASK, &gpsu_change.mask, NULL);
+	free(gpsu_change.h);
+	gpsu_change.h = NULL;
 	return ret;
 }
 
@@ -1154,6 +1157,8 @@ static int gpsu_user_change_end(struct gpsu_user_alloc *ua, size_t g0,
 
 	gpsu_fault_unhold();
 	pthread_sigmask(SIG_SETMASK, &gpsu_change.mask, NULL);
+	free(gpsu_change.h);
+	gpsu_change.h = NULL;
 	return ret;
 }
 
@@ -1176,7 +1181,7 @@ static int gpsu_user_resub(struct gpsu_user_alloc *ua, size_t g,
 		return EBUSY;
 	if (want == old)
 		return 0;
-	gpsu_user_settle(ua, g, old);
+	gpsu_user_settle(ua, g, old, gpsu_change.h);
 	if (gpsu_user.change_delay_us)
 		usleep(gpsu_user.change_delay_us);
 	/*
@@ -1216,6 +1221,16 @@ static int gpsu_user_resub(struct gpsu_user_alloc *ua, size_t g,
 		if (e && !ret)
 			ret = e;
 	}
+	/* a view that could not be pointed again keeps its replica */
+	for (v = 0; ret && v <= gpsu_user.ndev; v++) {
+		uint64_t still = 1ULL << *gpsu_user_mapp(ua, v, g);
+
+		if (!(drop & still))
+			continue;
+		drop &= ~still;
+		ua->subs[g] |= still;
+		gpsu_user_count_replicas(ua, still, true);
+	}
 	for (d = 0; d < gpsu_user.ndev; d++) {
 		if (!(drop & (1ULL << d)))
 			continue;
@@ -1237,7 +1252,7 @@ static int gpsu_user_advise(const struct gpsu_alloc *a, size_t off,
 	struct gpsu_user_alloc *ua = a->engine;
 	size_t g, first, last;
 	uint64_t *want, bit = 1ULL << device;
-	int ret = 0, held = 1, e;
+	int ret = 0, held = -1, e;
 
 	if (a->kind != GPSU_KIND_GPS || device < 0 ||
 	    device >= gpsu_user.ndev)
@@ -1276,7 +1291,7 @@ static int gpsu_user_advise(const struct gpsu_alloc *a, size_t off,
 	}
 	if (!ret) {
 		held = gpsu_user_change_begin(ua, first, last, want);
-		if (held > 1)
+		if (held > 0)
 			ret = held;
 	}
 	for (g = first; g < last && !ret; g++) {
@@ -1326,7 +1341,7 @@ static int gpsu_user_query(const struct gpsu_alloc *a, size_t first,
  * PROT_NONE view): the device is recorded as a user of the page, and
  * the page opened in its view. In the signal handler.
  */
-static bool gpsu_user_track_fault(void *ctx, int d, uintptr_t addr)
+static int gpsu_user_track_fault(void *ctx, int d, uintptr_t addr)
 {
 	struct gpsu_user_alloc *ua = ctx;
 	size_t g = (addr - (uintptr_t)ua->a->views[d]) / ua->ps;
@@ -1335,17 +1350,21 @@ static bool gpsu_user_track_fault(void *ctx, int d, uintptr_t addr)
 	GPSU_STAT_ADD(track_faults, 1);
 	if (!mprotect(ua->a->views[d] + g * ua->ps, ua->ps,
 		      PROT_READ | PROT_WRITE))
-		return true;
+		return GPSU_FAULT_OPENED;
 	/*
 	 * No VMA left for the page alone (vm.max_map_count): the whole
 	 * view opens, which splits nothing, and the device counts as a
-	 * user of every page (more replicas kept, none missing).
+	 * user of every page (more replicas kept, none missing); not
+	 * while a change holds pages, which may be this view's.
 	 */
+	if (gpsu_fault_holding())
+		return GPSU_FAULT_WAIT;
 	for (g = 0; g < ua->ngp; g++)
 		__atomic_fetch_or(&ua->touched[g], 1ULL << d,
 				  __ATOMIC_RELAXED);
 	GPSU_STAT_ADD(opened_whole, 1);
-	return !mprotect(ua->a->views[d], ua->len, PROT_READ | PROT_WRITE);
+	return mprotect(ua->a->views[d], ua->len, PROT_READ | PROT_WRITE) ?
+	       GPSU_FAULT_PASS : GPSU_FAULT_OPENED;
 }
 
 /*
@@ -1359,25 +1378,28 @@ static int gpsu_user_track_on(struct gpsu_user_alloc *ua)
 	uint64_t all = gpsu_user.ndev >= 64 ? ~0ULL :
 		       (1ULL << gpsu_user.ndev) - 1;
 	size_t g;
-	int d, ret, e;
+	int d, ret = 0, e;
 
-	ret = gpsu_user_change_begin(ua, 0, ua->ngp, NULL);
-	if (ret)
+	/* routed first: the table's lock is not taken while holding */
+	for (d = 0; d < gpsu_user.ndev && !ret; d++)
+		ret = gpsu_fault_add(ua->a->views[d], ua->len,
+				     gpsu_user_track_fault, ua, d);
+	if (!ret)
+		ret = gpsu_user_change_begin(ua, 0, ua->ngp, NULL);
+	if (ret) {
+		gpsu_fault_del(ua);
 		return ret;
+	}
 	for (g = 0; g < ua->ngp && !ret; g++) {
 		__atomic_store_n(&ua->touched[g], 0, __ATOMIC_RELAXED);
 		if (!ua->collapsed[g])
 			ret = gpsu_user_resub(ua, g, all);
 	}
-	for (d = 0; d < gpsu_user.ndev && !ret; d++)
-		ret = gpsu_fault_add(ua->a->views[d], ua->len,
-				     gpsu_user_track_fault, ua, d);
+	/* the device views close as the hold ends */
+	ua->tracked = !ret;
+	e = gpsu_user_change_end(ua, 0, ua->ngp);
 	if (ret)
 		gpsu_fault_del(ua);
-	else
-		ua->tracked = true;
-	/* the device views close as the hold ends */
-	e = gpsu_user_change_end(ua, 0, ua->ngp);
 	return ret ? ret : e;
 }
 
@@ -1400,7 +1422,9 @@ static int gpsu_user_track_off(struct gpsu_user_alloc *ua)
 	ua->tracked = false;
 	ret = gpsu_user_change_begin(ua, 0, ua->ngp, NULL);
 	if (ret) {
+		/* still tracked: the untouched pages closed again */
 		ua->tracked = true;
+		(void)gpsu_user_protect(ua, 0, ua->ngp, false);
 		return ret;
 	}
 	for (g = 0; g < ua->ngp; g++) {
@@ -1453,7 +1477,7 @@ static int gpsu_user_track(bool start)
  * moved to @d's node where there are several). One copy throughout, so
  * nothing is copied and no store is lost. In the signal handler.
  */
-static bool gpsu_user_um_fault(void *ctx, int d, uintptr_t addr)
+static int gpsu_user_um_fault(void *ctx, int d, uintptr_t addr)
 {
 	struct gpsu_user_alloc *ua = ctx;
 	size_t p = (addr - (uintptr_t)ua->a->views[d]) / PAGE_SIZE;
@@ -1488,7 +1512,7 @@ static bool gpsu_user_um_fault(void *ctx, int d, uintptr_t addr)
 		GPSU_STAT_ADD(opened_whole, 1);
 	}
 	__atomic_store_n(&ua->um_lock, 0, __ATOMIC_RELEASE);
-	return ok;
+	return ok ? GPSU_FAULT_OPENED : GPSU_FAULT_PASS;
 }
 
 /* Managed memory on fault at birth: every page with its home. */

@@ -74,11 +74,16 @@ int gpsu_capture_harvest(void *addr, size_t len,
 
 /*
  * Called in the SIGSEGV handler for an access fault at @addr in a range
- * registered with @ctx and @tag: true when it opened the page (the
- * access is retried), false to pass the signal on. Async-signal-safe
- * code only.
+ * registered with @ctx and @tag: GPSU_FAULT_OPENED when it opened the
+ * page (the access is retried), GPSU_FAULT_WAIT to retry once the hold
+ * under way ends (it would have to open a held page), GPSU_FAULT_PASS
+ * to pass the signal on. Async-signal-safe code only.
  */
-typedef bool (*gpsu_fault_fn)(void *ctx, int tag, uintptr_t addr);
+enum { GPSU_FAULT_PASS, GPSU_FAULT_OPENED, GPSU_FAULT_WAIT };
+typedef int (*gpsu_fault_fn)(void *ctx, int tag, uintptr_t addr);
+/* Whether a hold is on (from a fault callback: then the hold's ranges
+ * must not be opened). */
+bool gpsu_fault_holding(void);
 
 /* Routes access faults in [@addr, @addr + @len) to @fn; 0 or an errno. */
 int gpsu_fault_add(void *addr, size_t len, gpsu_fault_fn fn, void *ctx,

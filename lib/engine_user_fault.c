@@ -129,7 +129,7 @@ static void gpsu_fault_sig(int sig, siginfo_t *si, void *uc)
 {
 	uintptr_t addr = (uintptr_t)si->si_addr;
 	unsigned int i, n, held, gen;
-	int saved = errno;
+	int saved = errno, what = GPSU_FAULT_PASS;
 	bool done = false;
 
 	if (si->si_code == SEGV_ACCERR) {
@@ -141,24 +141,41 @@ static void gpsu_fault_sig(int sig, siginfo_t *si, void *uc)
 
 			nanosleep(&ts, NULL);
 		}
-		/* seq_cst: a quiesce sees us, or we see what came before it */
-		gen = __atomic_load_n(&gpsu_gen, __ATOMIC_SEQ_CST) & 1;
-		__atomic_fetch_add(&gpsu_inside[gen], 1, __ATOMIC_SEQ_CST);
+		/*
+		 * seq_cst: a quiesce sees us, or we see what came before
+		 * it; counted in the generation still current after the
+		 * count, so that no quiesce waits on the other one alone.
+		 */
+		for (;;) {
+			gen = __atomic_load_n(&gpsu_gen, __ATOMIC_SEQ_CST);
+			__atomic_fetch_add(&gpsu_inside[gen & 1], 1,
+					   __ATOMIC_SEQ_CST);
+			if (__atomic_load_n(&gpsu_gen, __ATOMIC_SEQ_CST) == gen)
+				break;
+			__atomic_fetch_sub(&gpsu_inside[gen & 1], 1,
+					   __ATOMIC_SEQ_CST);
+		}
 		held = gpsu_held(addr);
 		n = held ? 0 : __atomic_load_n(&gpsu_nslots, __ATOMIC_ACQUIRE);
-		for (i = 0; i < n && !done; i++) {
+		for (i = 0; i < n && what == GPSU_FAULT_PASS; i++) {
 			struct gpsu_fault_slot *s = &gpsu_slots[i];
 			uintptr_t start = __atomic_load_n(&s->start,
 							  __ATOMIC_SEQ_CST);
 
 			if (!start || addr < start || addr >= s->end)
 				continue;
-			done = s->fn(s->ctx, s->tag, addr);
+			what = s->fn(s->ctx, s->tag, addr);
 		}
-		__atomic_fetch_sub(&gpsu_inside[gen], 1, __ATOMIC_SEQ_CST);
-		if (held) {
-			while (__atomic_load_n(&gpsu_hold.seq,
-					       __ATOMIC_ACQUIRE) == held)
+		__atomic_fetch_sub(&gpsu_inside[gen & 1], 1, __ATOMIC_SEQ_CST);
+		if (what == GPSU_FAULT_WAIT) {
+			held = __atomic_load_n(&gpsu_hold.seq, __ATOMIC_ACQUIRE);
+			if (held % 4 != 2)
+				held = 0;
+		}
+		done = what == GPSU_FAULT_OPENED;
+		if (held || what == GPSU_FAULT_WAIT) {
+			while (held && __atomic_load_n(&gpsu_hold.seq,
+						       __ATOMIC_ACQUIRE) == held)
 				gpsu_futex(&gpsu_hold.seq, FUTEX_WAIT_PRIVATE,
 					   held);
 			done = true;
@@ -176,6 +193,31 @@ static void gpsu_fault_sig(int sig, siginfo_t *si, void *uc)
 	errno = saved;
 	if (!done)
 		gpsu_fault_chain(sig, si, uc);
+}
+
+bool gpsu_fault_holding(void)
+{
+	return __atomic_load_n(&gpsu_hold.seq, __ATOMIC_SEQ_CST) % 4 == 2;
+}
+
+/*
+ * The table's lock, with asynchronous signals blocked: a handler of the
+ * program's that stored into a held view while this thread held the
+ * lock would wait for a holder that waits for the lock.
+ */
+static void gpsu_fault_lock_take(sigset_t *old)
+{
+	sigset_t async;
+
+	gpsu_fault_async_signals(&async);
+	pthread_sigmask(SIG_BLOCK, &async, old);
+	pthread_mutex_lock(&gpsu_fault_lock);
+}
+
+static void gpsu_fault_lock_drop(const sigset_t *old)
+{
+	pthread_mutex_unlock(&gpsu_fault_lock);
+	pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
 void gpsu_fault_async_signals(sigset_t *set)
@@ -212,9 +254,10 @@ int gpsu_fault_add(void *addr, size_t len, gpsu_fault_fn fn, void *ctx,
 		   int tag)
 {
 	unsigned int i;
+	sigset_t old;
 	int ret;
 
-	pthread_mutex_lock(&gpsu_fault_lock);
+	gpsu_fault_lock_take(&old);
 	ret = gpsu_fault_install();
 	if (ret)
 		goto out;
@@ -234,7 +277,7 @@ int gpsu_fault_add(void *addr, size_t len, gpsu_fault_fn fn, void *ctx,
 	if (i >= gpsu_nslots)
 		__atomic_store_n(&gpsu_nslots, i + 1, __ATOMIC_RELEASE);
 out:
-	pthread_mutex_unlock(&gpsu_fault_lock);
+	gpsu_fault_lock_drop(&old);
 	return ret;
 }
 
@@ -253,8 +296,9 @@ static void gpsu_fault_quiesce(void)
 void gpsu_fault_del(void *ctx)
 {
 	unsigned int i;
+	sigset_t old;
 
-	pthread_mutex_lock(&gpsu_fault_lock);
+	gpsu_fault_lock_take(&old);
 	for (i = 0; i < gpsu_nslots; i++)
 		if (gpsu_slots[i].ctx == ctx)
 			__atomic_store_n(&gpsu_slots[i].start, 0,
@@ -265,19 +309,20 @@ void gpsu_fault_del(void *ctx)
 	 * must not read an old start with a new range's callback).
 	 */
 	gpsu_fault_quiesce();
-	pthread_mutex_unlock(&gpsu_fault_lock);
+	gpsu_fault_lock_drop(&old);
 }
 
 int gpsu_fault_hold(const uintptr_t *lo, int n, size_t len)
 {
 	unsigned int seq = gpsu_hold.seq;
+	sigset_t old;
 	int i, ret;
 
 	if (n < 1 || n > GPSU_MAX_DEVICES + 1 || seq % 4)
 		return EINVAL;
-	pthread_mutex_lock(&gpsu_fault_lock);
+	gpsu_fault_lock_take(&old);
 	ret = gpsu_fault_install();
-	pthread_mutex_unlock(&gpsu_fault_lock);
+	gpsu_fault_lock_drop(&old);
 	if (ret)
 		return ret;
 	/* release: a handler that reads a new range sees seq moved */
