@@ -60,6 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1014,11 +1015,18 @@ static int gpsu_user_point(struct gpsu_user_alloc *ua, int v, size_t g,
 {
 	char *at = gpsu_user_view(ua, v) + g * ua->ps;
 	int prot = gpsu_user_prot(ua, v, g, true);
-	void *m;
+	long m;
 
-	m = mmap(at, ua->ps, prot, MAP_SHARED | MAP_FIXED, ua->memfd,
-		 (off_t)((size_t)r * ua->len + g * ua->ps));
-	if (m == MAP_FAILED)
+	/*
+	 * The system call itself: a remap changes which replica the view
+	 * shows, not what the program stored there. ThreadSanitizer's mmap
+	 * takes it for a write of the page by this thread, and a store made
+	 * after the page opened again, before the hold ended, for a race
+	 * (the kernel orders the two; nothing TSan sees does).
+	 */
+	m = syscall(SYS_mmap, at, ua->ps, prot, MAP_SHARED | MAP_FIXED,
+		    ua->memfd, (off_t)((size_t)r * ua->len + g * ua->ps));
+	if (m == -1)
 		return errno;
 	*gpsu_user_mapp(ua, v, g) = (uint8_t)r;
 	return gpsu_capture_arm(at, ua->ps);
