@@ -693,6 +693,7 @@ struct gpsu_harvest {
 	int dev;
 	int view;			/* the view harvested (ndev: host) */
 	struct gpsu_user_alloc *ua;
+	size_t page0;			/* of the run harvested */
 	struct gps_qstat qst;
 	uint64_t now;
 	uint64_t written, changed, bytes, blocks, early;
@@ -760,11 +761,15 @@ static void gpsu_user_page(void *ctx, size_t page)
 {
 	struct gpsu_harvest *h = ctx;
 	struct gpsu_user_alloc *ua = h->ua;
-	int r = *gpsu_user_mapp(ua, h->view, page * PAGE_SIZE / ua->ps);
-	size_t at = (size_t)r * ua->len + page * PAGE_SIZE;
-	pthread_mutex_t *l = gpsu_user_plock(ua, page);
+	int r;
+	size_t at;
+	pthread_mutex_t *l;
 	unsigned int n;
 
+	page += h->page0;
+	r = *gpsu_user_mapp(ua, h->view, page * PAGE_SIZE / ua->ps);
+	at = (size_t)r * ua->len + page * PAGE_SIZE;
+	l = gpsu_user_plock(ua, page);
 	h->written++;
 	pthread_mutex_lock(l);
 	n = gps_diff_page(&h->df, ua->back + at, ua->twin + at,
@@ -785,6 +790,39 @@ static void gpsu_user_page(void *ctx, size_t page)
 
 		gpsu_user_push(h, &span);
 	}
+}
+
+/*
+ * Harvests view @view of h->ua: the runs of GPS pages that have more
+ * than one subscriber. A page with one has no one to publish to: its
+ * stores are not diffed and its small pages, once written, stay
+ * writable (no write fault each epoch). Its twin is then behind, and a
+ * subscription change settles the page (every small page diffed) before
+ * it gains a subscriber; where it gains one outside a harvest, its
+ * written pages are still unprotected, so the next harvest finds them.
+ */
+static int gpsu_user_harvest(struct gpsu_harvest *h, char *view,
+			     uint64_t *scans)
+{
+	const struct gpsu_user_alloc *ua = h->ua;
+	size_t g = 0, e;
+	int ret = 0;
+
+	while (!ret && g < ua->ngp) {
+		for (; g < ua->ngp && !(ua->subs[g] & (ua->subs[g] - 1)); g++)
+			;
+		for (e = g; e < ua->ngp && (ua->subs[e] & (ua->subs[e] - 1));
+		     e++)
+			;
+		if (e == g)
+			break;
+		h->page0 = g * ua->ps / PAGE_SIZE;
+		ret = gpsu_capture_harvest(view + g * ua->ps, (e - g) * ua->ps,
+					   gpsu_user_page, h);
+		(*scans)++;
+		g = e;
+	}
+	return ret;
 }
 
 /*
@@ -812,18 +850,14 @@ static int gpsu_user_fence_dev(int d, bool own, bool host, uint64_t *until)
 		h->ua = ua;
 		if (own) {
 			h->view = d;
-			ret = gpsu_capture_harvest(ua->a->views[d], ua->len,
-						   gpsu_user_page, h);
-			scans++;
+			ret = gpsu_user_harvest(h, ua->a->views[d], &scans);
 		}
 		if (!ret && host && ua->a->home == d) {
 			uint64_t before = h->written;
 
 			h->view = gpsu_user.ndev;
-			ret = gpsu_capture_harvest(ua->a->host, ua->len,
-						   gpsu_user_page, h);
+			ret = gpsu_user_harvest(h, ua->a->host, &scans);
 			host_written += h->written - before;
-			scans++;
 		}
 	}
 	t0 = gpsu_user_now();
@@ -1103,6 +1137,25 @@ static int gpsu_user_protect(struct gpsu_user_alloc *ua, size_t g0,
 	return ret;
 }
 
+/* The changing thread's signals as they were, the scratch given back. */
+static void gpsu_user_change_done(void)
+{
+	pthread_sigmask(SIG_SETMASK, &gpsu_change.mask, NULL);
+	free(gpsu_change.h);
+	gpsu_change.h = NULL;
+}
+
+/* The held views open again (to what tracking allows), the stores go on. */
+static int gpsu_user_change_end(struct gpsu_user_alloc *ua, size_t g0,
+				size_t g1)
+{
+	int ret = gpsu_user_protect(ua, g0, g1, false);
+
+	gpsu_fault_unhold();
+	gpsu_user_change_done();
+	return ret;
+}
+
 /*
  * A change of the subscriptions of GPS pages [@g0, @g1) to @want[g -
  * @g0] (NULL: every view changes, tracking) begins: the stores of every
@@ -1144,29 +1197,13 @@ static int gpsu_user_change_begin(struct gpsu_user_alloc *ua, size_t g0,
 	gpsu_fault_async_signals(&async);
 	pthread_sigmask(SIG_BLOCK, &async, &gpsu_change.mask);
 	ret = gpsu_fault_hold(lo, n, (g1 - g0) * ua->ps);
-	if (!ret) {
-		ret = gpsu_user_protect(ua, g0, g1, true);
-		if (!ret)
-			return 0;
-		(void)gpsu_user_protect(ua, g0, g1, false);
-		gpsu_fault_unhold();
+	if (ret) {
+		gpsu_user_change_done();
+		return ret;
 	}
-	pthread_sigmask(SIG_SETMASK, &gpsu_change.mask, NULL);
-	free(gpsu_change.h);
-	gpsu_change.h = NULL;
-	return ret;
-}
-
-/* The held views open again (to what tracking allows), the stores go on. */
-static int gpsu_user_change_end(struct gpsu_user_alloc *ua, size_t g0,
-				size_t g1)
-{
-	int ret = gpsu_user_protect(ua, g0, g1, false);
-
-	gpsu_fault_unhold();
-	pthread_sigmask(SIG_SETMASK, &gpsu_change.mask, NULL);
-	free(gpsu_change.h);
-	gpsu_change.h = NULL;
+	ret = gpsu_user_protect(ua, g0, g1, true);
+	if (ret)
+		(void)gpsu_user_change_end(ua, g0, g1);
 	return ret;
 }
 

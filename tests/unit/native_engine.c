@@ -364,6 +364,69 @@ TEST(unsubscribe_keeps_one)
 	ASSERT_EQ(gpsSuccess, gpsFree(p));
 }
 
+/*
+ * A GPS page with one subscriber has no one to publish to: its stores
+ * (its own, a non-subscriber's through the replica it is served from)
+ * are not harvested, at any release. When it gains a subscriber, the
+ * change publishes every one of them, and from then on each release
+ * publishes the page's new stores, also on small pages written while it
+ * had one subscriber (left writable, not protected again).
+ */
+TEST(one_subscriber_is_not_captured)
+{
+	struct gpsu_user_stats s0, s1;
+	volatile char *v0, *v1, *v2;
+	char *p;
+	int e;
+
+	use_native(NDEV);
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(2));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 2 * 65536,
+					   gpsMemGPSManual));
+	v0 = view(p, 0);
+	v1 = view(p, 1);
+	v2 = view(p, 2);
+	gpsu_user_stats(&s0);
+	for (e = 0; e < 3; e++) {
+		v2[e] = (char)('a' + e);
+		v2[3 * 4096 + e] = (char)('A' + e);
+		v0[5 * 4096 + e] = (char)('0' + e);	/* served by 2's */
+		ASSERT_EQ(gpsSuccess, release(2));
+		ASSERT_EQ(gpsSuccess, release(0));
+		ASSERT_EQ('0' + e, v2[5 * 4096 + e]);
+	}
+	gpsu_user_stats(&s1);
+	ASSERT_EQ(s0.pages_written, s1.pages_written);
+	ASSERT_EQ(s0.blocks_pushed, s1.blocks_pushed);
+
+	ASSERT_EQ(gpsSuccess, gpsMemAdvise(p, 65536,
+					   gpsMemAdviseGPSSubscribe, 1));
+	for (e = 0; e < 3; e++) {
+		ASSERT_EQ('a' + e, v1[e]);
+		ASSERT_EQ('A' + e, v1[3 * 4096 + e]);
+		ASSERT_EQ('0' + e, v1[5 * 4096 + e]);
+	}
+	for (e = 0; e < 3; e++) {
+		gpsu_user_stats(&s0);
+		v2[3 * 4096 + 8] = (char)('x' + e);
+		ASSERT_EQ(gpsSuccess, release(2));
+		gpsu_user_stats(&s1);
+		ASSERT_EQ('x' + e, v1[3 * 4096 + 8]);
+		ASSERT_EQ(1, s1.pages_changed - s0.pages_changed);
+		/* the first finds small page 0 too, written and settled */
+		if (e)
+			ASSERT_EQ(1, s1.pages_written - s0.pages_written);
+	}
+	/* page 1 still has one subscriber */
+	gpsu_user_stats(&s0);
+	v2[65536 + 9] = 'q';
+	ASSERT_EQ(gpsSuccess, release(2));
+	gpsu_user_stats(&s1);
+	ASSERT_EQ(s0.pages_written, s1.pages_written);
+	ASSERT_EQ('q', v1[65536 + 9]);		/* served by 2's */
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
 /* Tracking keeps exactly the devices that touched each page. */
 TEST(tracking_keeps_the_touchers)
 {
