@@ -696,7 +696,7 @@ struct gpsu_harvest {
 	size_t page0;			/* of the run harvested */
 	struct gps_qstat qst;
 	uint64_t now;
-	uint64_t written, changed, bytes, blocks, early;
+	uint64_t written, changed, bytes, blocks, early, scan_ns;
 	struct gps_diff df;
 };
 
@@ -818,7 +818,7 @@ static int gpsu_user_harvest(struct gpsu_harvest *h, char *view,
 			break;
 		h->page0 = g * ua->ps / PAGE_SIZE;
 		ret = gpsu_capture_harvest(view + g * ua->ps, (e - g) * ua->ps,
-					   gpsu_user_page, h);
+					   gpsu_user_page, h, &h->scan_ns);
 		(*scans)++;
 		g = e;
 	}
@@ -882,6 +882,7 @@ static int gpsu_user_fence_dev(int d, bool own, bool host, uint64_t *until)
 	if (own && host)
 		gpsu_user_count(d, GPSU_S(host_fences), 1);
 	gpsu_user_count(d, GPSU_S(harvest_ns), t0 - h->now);
+	gpsu_user_count(d, GPSU_S(protect_ns), h->scan_ns);
 	gpsu_user_count(d, GPSU_S(fence_ns), t1 - h->now);
 	gpsu_user_count(d, GPSU_S(link_wait_ns), *until > t1 ? *until - t1 : 0);
 	gpsu_user_count_max(d, GPSU_S(queue_hwm), h->qst.held);

@@ -64,11 +64,13 @@ int gpsu_capture_arm(void *addr, size_t len);
 /*
  * Finds the pages of [@addr, @addr + @len) written since they were last
  * protected and protects them again, in one PAGEMAP_SCAN walk at a
- * time; calls @fn(@ctx, page index from @addr) for each. Returns 0 or
- * an errno.
+ * time; calls @fn(@ctx, page index from @addr) for each. Adds the time
+ * spent in the walks (ns) to *@scan_ns when not NULL. Returns 0 or an
+ * errno.
  */
 int gpsu_capture_harvest(void *addr, size_t len,
-			 void (*fn)(void *ctx, size_t page), void *ctx);
+			 void (*fn)(void *ctx, size_t page), void *ctx,
+			 uint64_t *scan_ns);
 
 /* ---- access faults (engine_user_fault.c) ---------------------------- */
 

@@ -20,6 +20,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/fs.h>
 #include <linux/userfaultfd.h>
@@ -169,7 +170,7 @@ static int gpsu_capture_selftest(const char **why)
 		goto out;
 	}
 	p[gpsu_psize] = 1;
-	ret = gpsu_capture_harvest(p, 2 * gpsu_psize, NULL, &n);
+	ret = gpsu_capture_harvest(p, 2 * gpsu_psize, NULL, &n, NULL);
 	if (ret) {
 		*why = "PAGEMAP_SCAN with PM_SCAN_WP_MATCHING (Linux 6.7+)";
 		goto out;
@@ -268,9 +269,19 @@ int gpsu_capture_arm(void *addr, size_t len)
 	return 0;
 }
 
-int gpsu_capture_harvest(void *addr, size_t len,
-			 void (*fn)(void *ctx, size_t page), void *ctx)
+static uint64_t gpsu_capture_now(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int gpsu_capture_harvest(void *addr, size_t len,
+			 void (*fn)(void *ctx, size_t page), void *ctx,
+			 uint64_t *scan_ns)
+{
+	uint64_t t0 = 0;
 	struct page_region vec[GPSU_SCAN_VEC];
 	uintptr_t start = (uintptr_t)addr, end = start + len;
 	struct pm_scan_arg arg;
@@ -286,7 +297,11 @@ int gpsu_capture_harvest(void *addr, size_t len,
 		arg.vec_len = GPSU_SCAN_VEC;
 		arg.category_mask = PAGE_IS_WRITTEN;
 		arg.return_mask = PAGE_IS_WRITTEN;
+		if (scan_ns)
+			t0 = gpsu_capture_now();
 		n = gpsu_ioctl_retry(gpsu_pagemap, PAGEMAP_SCAN, &arg);
+		if (scan_ns)
+			*scan_ns += gpsu_capture_now() - t0;
 		if (n < 0)
 			return errno;
 		for (i = 0; i < n; i++) {

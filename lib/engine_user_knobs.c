@@ -67,7 +67,8 @@ static const int gpsu_user_kept[] = {
 	GPSU_S(blocks_merged), GPSU_S(blocks_pushed), GPSU_S(bytes_pushed),
 	GPSU_S(blocks_pushed_early), GPSU_S(fences), GPSU_S(host_fences),
 	GPSU_S(host_write_faults),
-	GPSU_S(harvest_ns), GPSU_S(fence_ns), GPSU_S(queue_hwm),
+	GPSU_S(harvest_ns), GPSU_S(protect_ns), GPSU_S(fence_ns),
+	GPSU_S(queue_hwm),
 	GPSU_S(replica_pages), GPSU_S(twin_pages), GPSU_S(link_wait_ns),
 	GPSU_S(queue_capacity),
 };

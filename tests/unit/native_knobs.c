@@ -209,6 +209,29 @@ TEST(block_size_honoured)
 	ASSERT_EQ(gpsSuccess, gpsFree(p));
 }
 
+/* The times of a release: the scans' (protect_ns) within the harvest's,
+ * the harvest's within the fence's, each counted on the device. */
+TEST(times_counted)
+{
+	unsigned long long p0, h0, f0, p1, h1, f1;
+	char *p;
+
+	use_native();
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 1 << 20, 0));
+	p0 = counter("protect_ns", 1);
+	h0 = counter("harvest_ns", 1);
+	f0 = counter("fence_ns", 1);
+	ASSERT_NE(~0ULL, p0);
+	ASSERT_EQ(gpsSuccess, store_release(p, 5000, 1));
+	p1 = counter("protect_ns", 1);
+	h1 = counter("harvest_ns", 1);
+	f1 = counter("fence_ns", 1);
+	ASSERT_LT(p0, p1);
+	ASSERT_LE(p1 - p0, h1 - h0);
+	ASSERT_LE(h1 - h0, f1 - f0);
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
 /* queue_capacity: with a queue of 2 blocks (watermark 1) blocks leave
  * before the release; with the default 512, none does. */
 TEST(queue_capacity_honoured)
