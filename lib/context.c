@@ -8,71 +8,18 @@
  * call fails with gpsErrorNoDevice.
  */
 #define _GNU_SOURCE
-#include <numa.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cpus.h"
 #include "engine.h"
 
 struct gpsu_ctx gpsu = {
 	.once = PTHREAD_ONCE_INIT,
 	.stream_lock = PTHREAD_MUTEX_INITIALIZER,
 };
-
-/*
- * The CPUs of @node this process may run on; all allowed CPUs when the
- * node has none (a memory-only node still gets compute). With @shares
- * devices on the node, device share @share takes every @shares-th of
- * them from its own (one CPU, shared, when there are fewer CPUs).
- */
-static void gpsu_node_cpus(struct gpsu_device *dev, int share, int shares)
-{
-	cpu_set_t allowed;
-	struct bitmask *bm = NULL;
-	int cpu, n = 0;
-
-	CPU_ZERO(&allowed);
-	if (sched_getaffinity(0, sizeof(allowed), &allowed))
-		CPU_SET(0, &allowed);
-	if (numa_available() >= 0) {
-		bm = numa_allocate_cpumask();
-		if (bm && numa_node_to_cpus(dev->node, bm) < 0) {
-			numa_free_cpumask(bm);
-			bm = NULL;
-		}
-	}
-	for (cpu = 0; cpu < CPU_SETSIZE && n < GPS_MAX_DEVICE_CPUS; cpu++) {
-		if (!CPU_ISSET(cpu, &allowed))
-			continue;
-		if (bm && !numa_bitmask_isbitset(bm, cpu))
-			continue;
-		dev->cpus[n++] = cpu;
-	}
-	if (bm)
-		numa_free_cpumask(bm);
-	if (!n) {
-		for (cpu = 0; cpu < CPU_SETSIZE && n < GPS_MAX_DEVICE_CPUS;
-		     cpu++)
-			if (CPU_ISSET(cpu, &allowed))
-				dev->cpus[n++] = cpu;
-	}
-	if (shares > 1) {
-		int i, k = 0;
-
-		if (n < shares) {
-			dev->cpus[0] = dev->cpus[share % n];
-			k = 1;
-		} else {
-			for (i = share; i < n; i += shares)
-				dev->cpus[k++] = dev->cpus[i];
-		}
-		n = k;
-	}
-	dev->nr_cpus = n;
-}
 
 static void gpsu_do_init(void)
 {
@@ -96,7 +43,9 @@ static void gpsu_do_init(void)
 			return;
 		}
 		gpsu.dev[d].node = a.node;
-		gpsu_node_cpus(&gpsu.dev[d], a.cpu_share, a.cpu_shares);
+		gpsu.dev[d].nr_cpus = gpsu_cpus_of(a.node, a.cpu_share,
+						   a.cpu_shares, gpsu.dev[d].cpus,
+						   GPS_MAX_DEVICE_CPUS);
 	}
 	__atomic_store_n(&gpsu.ndev, ndev, __ATOMIC_RELEASE);
 	gpsu.init_err = gpsSuccess;

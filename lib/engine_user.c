@@ -39,10 +39,9 @@
  * the views again, publishes what reached a replica meanwhile, and
  * punches the dropped replicas out of the memfd.
  *
- * Not yet (each fails with ENOTSUP, gpsErrorNotSupported, or is said so
- * in Documentation/engines.rst): no push thread (a queue leaves at a
- * fence or above its watermark). A stream's fences run on a thread of
- * its ring (engine_user_ring.c).
+ * A push thread per device (engine_user_thread.c) harvests and pushes
+ * while the kernels run where the link is modelled. A stream's fences
+ * run on a thread of its ring (engine_user_ring.c).
  *
  * Tracking and managed memory on fault see a device's first access by
  * making its view (or page) PROT_NONE: the SIGSEGV goes through
@@ -268,6 +267,15 @@ static gpsError_t gpsu_user_open(struct gpsu_engine_info *info)
 			       block);
 	}
 	memset(&gpsu_user.st, 0, sizeof(gpsu_user.st));
+	for (d = 0; d < gpsu_user.ndev; d++) {
+		struct gpsu_user_dev *dev = &gpsu_user.dev[d];
+
+		if (gpsu_user_thread_start(d, dev->node, dev->share,
+					   dev->shares)) {
+			gpsu_user_close();
+			return gpsErrorInitializationError;
+		}
+	}
 	info->ndev = gpsu_user.ndev;
 	info->page_size = (unsigned int)gpsu_user_knob(GPSU_K(page_size));
 	info->block_size = block;
@@ -280,6 +288,7 @@ static void gpsu_user_close(void)
 {
 	int d;
 
+	gpsu_user_threads_stop();
 	gpsu_user_publish_stop();
 	for (d = 0; d < gpsu_user.ndev; d++) {
 		free(gpsu_user.dev[d].qmem);
@@ -826,6 +835,70 @@ static int gpsu_user_harvest(struct gpsu_harvest *h, char *view,
 }
 
 /*
+ * Harvests device @d into its queue: its views (@own), the host views of
+ * the allocations it is the home of (@host); *@host_written: the pages
+ * found through those. dev->lock and allocs_lock (for reading) held.
+ */
+static int gpsu_user_collect(int d, bool own, bool host,
+			     struct gpsu_harvest *h, uint64_t *host_written,
+			     uint64_t *scans)
+{
+	struct gpsu_user_alloc *ua;
+	int ret = 0;
+
+	for (ua = gpsu_user.allocs; ua && !ret; ua = ua->next) {
+		h->ua = ua;
+		if (own) {
+			h->view = d;
+			ret = gpsu_user_harvest(h, ua->a->views[d], scans);
+		}
+		if (!ret && host && ua->a->home == d) {
+			uint64_t before = h->written;
+
+			h->view = gpsu_user.ndev;
+			ret = gpsu_user_harvest(h, ua->a->host, scans);
+			*host_written += h->written - before;
+		}
+	}
+	return ret;
+}
+
+/* What a harvest and its pushes did, on device @d and the engine's. */
+static void gpsu_user_account(int d, const struct gpsu_harvest *h,
+			      uint64_t host_written, uint64_t scans)
+{
+	gpsu_user_count(d, GPSU_S(write_faults), h->written - host_written);
+	gpsu_user_count(d, GPSU_S(host_write_faults), host_written);
+	gpsu_user_count(d, GPSU_S(pages_harvested), h->written);
+	gpsu_user_count(d, GPSU_S(blocks_queued), h->qst.queued);
+	gpsu_user_count(d, GPSU_S(blocks_merged), h->qst.merged);
+	gpsu_user_count(d, GPSU_S(blocks_pushed), h->blocks);
+	gpsu_user_count(d, GPSU_S(blocks_pushed_early), h->early);
+	gpsu_user_count(d, GPSU_S(bytes_pushed), h->bytes);
+	gpsu_user_count(d, GPSU_S(protect_ns), h->scan_ns);
+	gpsu_user_count_max(d, GPSU_S(queue_hwm), h->qst.held);
+
+	GPSU_STAT_ADD(scans, scans);
+	GPSU_STAT_ADD(pages_written, h->written);
+	GPSU_STAT_ADD(pages_changed, h->changed);
+	GPSU_STAT_ADD(blocks_queued, h->qst.queued);
+	GPSU_STAT_ADD(blocks_merged, h->qst.merged);
+	GPSU_STAT_ADD(blocks_pushed, h->blocks);
+	GPSU_STAT_ADD(bytes_pushed, h->bytes);
+}
+
+static struct gpsu_harvest *gpsu_user_harvest_new(int d)
+{
+	struct gpsu_harvest *h = malloc(sizeof(*h));
+
+	if (h) {
+		memset(h, 0, offsetof(struct gpsu_harvest, df));
+		h->dev = d;
+	}
+	return h;
+}
+
+/*
  * Harvests device @d (its views, and with @host the host views of the
  * allocations it is the home of; @own false: those alone), then drains
  * its queue; *@until: when the link model lets the fence end. The
@@ -834,32 +907,15 @@ static int gpsu_user_harvest(struct gpsu_harvest *h, char *view,
 static int gpsu_user_fence_dev(int d, bool own, bool host, uint64_t *until)
 {
 	struct gpsu_user_dev *dev = &gpsu_user.dev[d];
-	struct gpsu_harvest *h;
-	struct gpsu_user_alloc *ua;
+	struct gpsu_harvest *h = gpsu_user_harvest_new(d);
 	uint64_t scans = 0, host_written = 0, t0, t1;
-	int ret = 0;
+	int ret;
 
-	h = malloc(sizeof(*h));
 	if (!h)
 		return ENOMEM;
-	memset(h, 0, offsetof(struct gpsu_harvest, df));
-	h->dev = d;
 	pthread_mutex_lock(&dev->lock);
 	h->now = gpsu_user_now();
-	for (ua = gpsu_user.allocs; ua && !ret; ua = ua->next) {
-		h->ua = ua;
-		if (own) {
-			h->view = d;
-			ret = gpsu_user_harvest(h, ua->a->views[d], &scans);
-		}
-		if (!ret && host && ua->a->home == d) {
-			uint64_t before = h->written;
-
-			h->view = gpsu_user.ndev;
-			ret = gpsu_user_harvest(h, ua->a->host, &scans);
-			host_written += h->written - before;
-		}
-	}
+	ret = gpsu_user_collect(d, own, host, h, &host_written, &scans);
 	t0 = gpsu_user_now();
 	while (gps_queue_push_oldest(&dev->q, ~0U, h->now, 0, false,
 				     gpsu_user_push, h))
@@ -870,33 +926,60 @@ static int gpsu_user_fence_dev(int d, bool own, bool host, uint64_t *until)
 				    gpsu_user_knob(GPSU_K(link_latency_ns)));
 	pthread_mutex_unlock(&dev->lock);
 	t1 = gpsu_user_now();
-	gpsu_user_count(d, GPSU_S(write_faults), h->written - host_written);
-	gpsu_user_count(d, GPSU_S(host_write_faults), host_written);
-	gpsu_user_count(d, GPSU_S(pages_harvested), h->written);
-	gpsu_user_count(d, GPSU_S(blocks_queued), h->qst.queued);
-	gpsu_user_count(d, GPSU_S(blocks_merged), h->qst.merged);
-	gpsu_user_count(d, GPSU_S(blocks_pushed), h->blocks);
-	gpsu_user_count(d, GPSU_S(blocks_pushed_early), h->early);
-	gpsu_user_count(d, GPSU_S(bytes_pushed), h->bytes);
+	gpsu_user_account(d, h, host_written, scans);
 	gpsu_user_count(d, own ? GPSU_S(fences) : GPSU_S(host_fences), 1);
 	if (own && host)
 		gpsu_user_count(d, GPSU_S(host_fences), 1);
 	gpsu_user_count(d, GPSU_S(harvest_ns), t0 - h->now);
-	gpsu_user_count(d, GPSU_S(protect_ns), h->scan_ns);
 	gpsu_user_count(d, GPSU_S(fence_ns), t1 - h->now);
 	gpsu_user_count(d, GPSU_S(link_wait_ns), *until > t1 ? *until - t1 : 0);
-	gpsu_user_count_max(d, GPSU_S(queue_hwm), h->qst.held);
-
-	GPSU_STAT_ADD(scans, scans);
-	GPSU_STAT_ADD(pages_written, h->written);
-	GPSU_STAT_ADD(pages_changed, h->changed);
-	GPSU_STAT_ADD(blocks_queued, h->qst.queued);
-	GPSU_STAT_ADD(blocks_merged, h->qst.merged);
-	GPSU_STAT_ADD(blocks_pushed, h->blocks);
-	GPSU_STAT_ADD(bytes_pushed, h->bytes);
 	GPSU_STAT_ADD(fences, 1);
 	free(h);
 	return ret;
+}
+
+/*
+ * A push thread's round on device @d (engine_user_thread.c), while its
+ * kernels run: its views harvested, its queue drained, the link charged
+ * with what that carried, so that a fence is left the tail. The queue
+ * is drained, not left its young entries as the driver's thread leaves
+ * them: outside a fence or a round every queue is empty, which a change
+ * of subscriptions relies on (its settle finds a store in a replica or
+ * nowhere; a dropped replica has nothing queued). It gives up the round
+ * where a fence or a change holds what it needs (the next round comes
+ * soon). The host views are the host fence's.
+ */
+void gpsu_user_round(int d)
+{
+	struct gpsu_user_dev *dev = &gpsu_user.dev[d];
+	struct gpsu_harvest *h;
+	uint64_t scans = 0, host_written = 0, t0;
+
+	if (pthread_rwlock_tryrdlock(&gpsu_user.allocs_lock))
+		return;
+	if (pthread_mutex_trylock(&dev->lock)) {
+		pthread_rwlock_unlock(&gpsu_user.allocs_lock);
+		return;
+	}
+	h = gpsu_user_harvest_new(d);
+	if (!h)
+		goto out;
+	h->now = gpsu_user_now();
+	t0 = h->now;
+	(void)gpsu_user_collect(d, true, false, h, &host_written, &scans);
+	while (gps_queue_push_oldest(&dev->q, ~0U, h->now, 0, true,
+				     gpsu_user_push, h))
+		;
+	dev->link_busy = gps_link_busy_until(dev->link_busy, t0, h->bytes,
+					     gpsu_user_knob(GPSU_K(link_bandwidth)));
+	gpsu_user_account(d, h, host_written, scans);
+	gpsu_user_count(d, GPSU_S(thread_rounds), 1);
+	gpsu_user_count(d, GPSU_S(harvest_ns), gpsu_user_now() - t0);
+	GPSU_STAT_ADD(rounds, 1);
+	free(h);
+out:
+	pthread_mutex_unlock(&dev->lock);
+	pthread_rwlock_unlock(&gpsu_user.allocs_lock);
 }
 
 /* Sleeps until @until (ns, CLOCK_MONOTONIC), no lock held. */

@@ -131,6 +131,7 @@ struct gpsu_user_stats {
 	uint64_t blocks_pushed;		/* blocks written into other replicas */
 	uint64_t bytes_pushed;		/* bytes of those blocks, per receiver */
 	uint64_t fences;		/* fences of one device */
+	uint64_t rounds;		/* push threads' rounds */
 	uint64_t subscribes;		/* replicas of a GPS page added */
 	uint64_t unsubscribes;		/* replicas of a GPS page dropped */
 	uint64_t track_faults;		/* first accesses seen in tracking */
@@ -138,6 +139,20 @@ struct gpsu_user_stats {
 	uint64_t opened_whole;		/* views opened whole at a fault:
 					 * vm.max_map_count reached */
 };
+
+/* ---- push threads (engine_user_thread.c) ---------------------------- */
+
+/*
+ * Device @d's push thread, on its CPUs (its node's, share @share of
+ * @shares): while harvest_interval_us is set and the link is modelled
+ * (link_bandwidth) or harvest_ahead is on, a round every interval
+ * (gpsu_user_round); else it idles. 0 or an errno.
+ */
+int gpsu_user_thread_start(int d, int node, int share, int shares);
+/* Every push thread stopped and joined. */
+void gpsu_user_threads_stop(void);
+/* One round on device @d (engine_user.c). */
+void gpsu_user_round(int d);
 
 /* Adds up the counters since the engine opened into @st. */
 void gpsu_user_stats(struct gpsu_user_stats *st);

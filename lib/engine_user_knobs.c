@@ -6,9 +6,9 @@
  * Knobs: per process, each at the driver's default, or at
  * $GPSU_KNOB_<name> when set at start. The knobs the engine honours take
  * any value the driver would take (page_size, block_size, queue_capacity,
- * queue_watermark, link_bandwidth, link_latency_ns); every other knob
- * holds what the engine does (harvest_interval_us 0: no push thread;
- * bulk_blocks 0: every block through the queue; ...) or, where no value
+ * queue_watermark, link_bandwidth, link_latency_ns, harvest_interval_us,
+ * harvest_ahead); every other knob holds what the engine does
+ * (bulk_blocks 0: every block through the queue; ...) or, where no value
  * says it, the default, and refuses any other value with ENOTSUP.
  *
  * Counters: per device, the driver's names; those the engine does not
@@ -45,7 +45,6 @@ static const struct {
 	int knob;
 	uint64_t value;
 } gpsu_user_fixed[] = {
-	{ GPSU_K(harvest_interval_us), 0 },	/* no push thread */
 	{ GPSU_K(dirty_wake), (uint64_t)-1 },
 	{ GPSU_K(bulk_blocks), 0 },		/* every block queued */
 	{ GPSU_K(max_bytes), 0 },		/* no node budgets */
@@ -55,7 +54,6 @@ static const struct {
 	{ GPSU_K(capture_bytes), 4096 },		/* PAGEMAP_SCAN's page */
 	{ GPSU_K(keep_writable_ms), 0 },		/* protected at each scan */
 	{ GPSU_K(fence_threads), 1 },		/* the caller alone */
-	{ GPSU_K(harvest_ahead), 0 },
 	{ GPSU_K(um_thrash_threshold), 0 },	/* moves on every fault */
 	{ GPSU_K(um_thrash_epoch_ms), (uint64_t)-1 },
 	{ GPSU_K(um_pin_ms), 0 },
@@ -70,7 +68,7 @@ static const int gpsu_user_kept[] = {
 	GPSU_S(harvest_ns), GPSU_S(protect_ns), GPSU_S(fence_ns),
 	GPSU_S(queue_hwm),
 	GPSU_S(replica_pages), GPSU_S(twin_pages), GPSU_S(link_wait_ns),
-	GPSU_S(queue_capacity),
+	GPSU_S(queue_capacity), GPSU_S(thread_rounds),
 };
 
 static struct {

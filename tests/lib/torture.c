@@ -21,6 +21,12 @@
  * them write-protected). GPSU_TORTURE_ADVICE=release makes them at each
  * release instead, one thread while the others wait.
  *
+ * The push threads race them too: with GPSU_TORTURE_PUSH=toggle (the
+ * default on the native engine; off on the driver, whose knobs are the
+ * machine's) thread 0 turns the link model on and off at random between
+ * rounds, with a harvest interval of 100 us, so that rounds of the push
+ * threads harvest and push while the stores and changes go on.
+ *
  * Bounded in time: GPSU_TORTURE_SECS (default 3) seconds of rounds;
  * GPSU_TORTURE_THREADS threads per device (default 2); GPSU_TORTURE_SEED.
  * What an engine refuses (gpsErrorNotSupported) is counted and printed,
@@ -40,6 +46,7 @@
 #define TT_MAX_THREADS	TT_RACE
 #define TT_ALLOCS	3
 #define TT_OPS		1000			/* operations per round */
+#define TT_LINK		100000000000ULL		/* bytes/s: push threads on */
 #define TT_REPORT	8			/* anomalies printed */
 #define TT_MAX_DEVICES	64
 
@@ -63,6 +70,7 @@ struct tt {
 	pthread_barrier_t bar;
 	uint64_t deadline_ns, seed;
 	int racing, last;		/* this round's, set by thread 0 */
+	bool push_toggle;		/* GPSU_TORTURE_PUSH=toggle */
 	int advice_racing;		/* advice among the stores */
 	atomic_ullong stores, fences, subs, busy, collapses, rounds;
 	atomic_ullong refused, anomalies;
@@ -248,6 +256,11 @@ static void *tt_thread(void *p)
 		if (a->g == 0) {
 			t->racing = tt_rand(&rng) % 3 == 0;
 			t->last = tt_now() >= t->deadline_ns;
+			if (t->push_toggle)
+				tt_check(t, gpsSetKnob("link_bandwidth",
+						       tt_rand(&rng) % 2 ?
+						       TT_LINK : 0),
+					 "gpsSetKnob(link_bandwidth)");
 			if (tt_rand(&rng) % 4 == 0) {
 				gpsError_t e = gpsTrackingStart();
 
@@ -289,6 +302,18 @@ static void *tt_thread(void *p)
 	return NULL;
 }
 
+/* The push threads' rounds on every device so far. */
+static unsigned long long tt_thread_rounds(int ndev)
+{
+	unsigned long long sum = 0, v;
+	int d;
+
+	for (d = 0; d < ndev; d++)
+		if (gpsDeviceGetCounter(&v, "thread_rounds", d) == gpsSuccess)
+			sum += v;
+	return sum;
+}
+
 /* no harness timeout of its own beyond the soak's: GPSU_TORTURE_SECS
  * bounds it (tests/runtests.sh's watchdog in make check) */
 FIXTURE(tt) {
@@ -309,7 +334,8 @@ TEST_F_TIMEOUT(tt, no_published_store_lost, 7200)
 	int per = (int)tt_env("GPSU_TORTURE_THREADS", 2);
 	struct tt_arg args[TT_MAX_THREADS];
 	pthread_t th[TT_MAX_THREADS];
-	const char *engine = "?";
+	const char *engine = "?", *push;
+	unsigned long long link0 = 0, interval0 = 0, rounds0 = 0, rounds1;
 	gpsEngine eng;
 	struct tt *t;
 	int ndev, i, g, d;
@@ -330,6 +356,16 @@ TEST_F_TIMEOUT(tt, no_published_store_lost, 7200)
 	t->seed = tt_env("GPSU_TORTURE_SEED", (unsigned long long)time(NULL));
 	t->advice_racing = !getenv("GPSU_TORTURE_ADVICE") ||
 			   strcmp(getenv("GPSU_TORTURE_ADVICE"), "release");
+	push = getenv("GPSU_TORTURE_PUSH");
+	t->push_toggle = push ? !strcmp(push, "toggle") :
+			 eng == gpsEngineNative;
+	if (t->push_toggle) {
+		ASSERT_EQ(gpsSuccess, gpsGetKnob(&link0, "link_bandwidth"));
+		ASSERT_EQ(gpsSuccess, gpsGetKnob(&interval0,
+						 "harvest_interval_us"));
+		ASSERT_EQ(gpsSuccess, gpsSetKnob("harvest_interval_us", 100));
+		rounds0 = tt_thread_rounds(ndev);
+	}
 
 	for (i = 0; i < TT_ALLOCS; i++) {
 		gpsPointerAttributes at;
@@ -369,6 +405,15 @@ TEST_F_TIMEOUT(tt, no_published_store_lost, 7200)
 	}
 	for (g = 0; g < t->nthr; g++)
 		pthread_join(th[g], NULL);
+	rounds1 = t->push_toggle ? tt_thread_rounds(ndev) : 0;
+	if (t->push_toggle) {
+		EXPECT_EQ(gpsSuccess, gpsSetKnob("link_bandwidth", link0));
+		EXPECT_EQ(gpsSuccess, gpsSetKnob("harvest_interval_us",
+						 interval0));
+		printf("# push threads toggled: %llu rounds of theirs\n",
+		       rounds1 - rounds0);
+		EXPECT_LT(rounds0, rounds1);
+	}
 
 	printf("# engine %s, %d devices x %d threads, seed %llu, advice %s: %llu rounds, %llu stores, %llu fences, %llu subscription changes (%llu refused busy), %llu collapses, %llu refused as not supported%s%s; %llu anomalies\n",
 	       engine, ndev, t->nthr / ndev, (unsigned long long)t->seed,

@@ -4,8 +4,9 @@
  * of Documentation/memory-model.rst, on the host's own kernel: it is
  * chosen by GPSU_ENGINE and by default without a driver, and refuses
  * clearly where the kernel lacks a feature; a store through device A's
- * view reaches device B's view at A's release and, with no push thread,
- * not before; the host view's stores at a host release; two devices'
+ * view reaches device B's view at A's release and, with the link
+ * unlimited, not before; with the link modelled the push threads carry
+ * it before; the host view's stores at a host release; two devices'
  * stores to different bytes of one word both survive; a reader never
  * sees a word torn by a push, nor one mixed from two stores; racing
  * stores to the same bytes converge; many threads per device storing and
@@ -161,7 +162,7 @@ TEST(publish_at_release)
 	ASSERT_NE((void *)a, (void *)b);
 	gpsu_user_stats(&s0);
 	a[40000] = 0xabcd1234;
-	/* no push thread: nothing moves before the release */
+	/* the link unlimited: nothing moves before the release */
 	usleep(10000);
 	ASSERT_EQ(0, b[40000]);
 	ASSERT_EQ(gpsSuccess, release(0));
@@ -424,6 +425,64 @@ TEST(one_subscriber_is_not_captured)
 	gpsu_user_stats(&s1);
 	ASSERT_EQ(s0.pages_written, s1.pages_written);
 	ASSERT_EQ('q', v1[65536 + 9]);		/* served by 2's */
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
+static unsigned long long counter(const char *name, int d)
+{
+	unsigned long long v = ~0ULL;
+
+	if (gpsDeviceGetCounter(&v, name, d) != gpsSuccess)
+		return ~0ULL;
+	return v;
+}
+
+/*
+ * The push threads: with the link modelled (link_bandwidth set) and
+ * harvest_interval_us set, a store reaches the other devices while its
+ * kernel goes on, before any release, by a round of its device's thread;
+ * with the link unlimited, or the interval 0, they do nothing ahead of a
+ * release (the driver's rule: nothing to hide behind compute).
+ */
+TEST(push_thread_publishes_before_the_release)
+{
+	volatile uint32_t *a, *b;
+	unsigned long long r0, r1;
+	uint32_t *p;
+	int i;
+
+	use_native(NDEV);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 65536, 0));
+	a = view(p, 0);
+	b = view(p, 1);
+	ASSERT_EQ(gpsSuccess, gpsSetKnob("harvest_interval_us", 200));
+	ASSERT_EQ(gpsSuccess, gpsSetKnob("link_bandwidth", 1000000000ULL));
+	r0 = counter("thread_rounds", 0);
+	a[100] = 0x5eed;
+	/* no release: the thread's round carries it (5 s: any load) */
+	for (i = 0; i < 5000 && b[100] != 0x5eed; i++)
+		usleep(1000);
+	ASSERT_EQ(0x5eed, b[100]);
+	r1 = counter("thread_rounds", 0);
+	ASSERT_NE(~0ULL, r1);
+	ASSERT_LT(r0, r1);
+	ASSERT_LT(0, counter("blocks_pushed_early", 0));
+
+	/* link unlimited: the threads idle, only the release publishes */
+	ASSERT_EQ(gpsSuccess, gpsSetKnob("link_bandwidth", 0));
+	usleep(300000);	/* a round under way ends; the idle look passes */
+	a[101] = 0xbeef;
+	usleep(300000);
+	ASSERT_EQ(0, b[101]);
+	/* interval 0: none either, link or not */
+	ASSERT_EQ(gpsSuccess, gpsSetKnob("harvest_interval_us", 0));
+	ASSERT_EQ(gpsSuccess, gpsSetKnob("link_bandwidth", 1000000000ULL));
+	usleep(300000);
+	ASSERT_EQ(0, b[101]);
+	ASSERT_EQ(gpsSuccess, release(0));
+	ASSERT_EQ(0xbeef, b[101]);
+	ASSERT_EQ(gpsSuccess, gpsSetKnob("link_bandwidth", 0));
+	ASSERT_EQ(gpsSuccess, gpsSetKnob("harvest_interval_us", 1000));
 	ASSERT_EQ(gpsSuccess, gpsFree(p));
 }
 

@@ -93,8 +93,9 @@ TEST(defaults)
 	ASSERT_EQ(511, knob("queue_watermark"));
 	ASSERT_EQ(0, knob("link_bandwidth"));
 	ASSERT_EQ(0, knob("link_latency_ns"));
-	/* what the engine does: no push thread, every block queued */
-	ASSERT_EQ(0, knob("harvest_interval_us"));
+	/* a push thread as the driver's; every block queued */
+	ASSERT_EQ(1000, knob("harvest_interval_us"));
+	ASSERT_EQ(0, knob("harvest_ahead"));
 	ASSERT_EQ(0, knob("bulk_blocks"));
 	ASSERT_EQ(0, knob("track_policy"));	/* "touched" */
 }
@@ -122,12 +123,10 @@ TEST(refusals)
 	ASSERT_EQ(0, knob("link_bandwidth"));
 	ASSERT_EQ(511, knob("queue_watermark"));
 	/* valid for the driver, not honoured here */
-	ASSERT_EQ(gpsErrorNotSupported, gpsSetKnob("harvest_interval_us", 5));
 	ASSERT_EQ(gpsErrorNotSupported, gpsSetKnob("track_policy", 1));
 	ASSERT_EQ(gpsErrorNotSupported, gpsSetKnob("bulk_blocks", 16));
-	ASSERT_EQ(0, knob("harvest_interval_us"));
+	ASSERT_EQ(0, knob("bulk_blocks"));
 	/* what it does already is accepted */
-	ASSERT_EQ(gpsSuccess, gpsSetKnob("harvest_interval_us", 0));
 	ASSERT_EQ(gpsSuccess, gpsSetKnob("bulk_blocks", 0));
 	/* counters */
 	ASSERT_EQ(gpsErrorInvalidValue, gpsDeviceGetCounter(&v, "nope", 0));
@@ -178,7 +177,7 @@ TEST(environment_not_honoured)
 	int n;
 
 	use_native();
-	setenv("GPSU_KNOB_harvest_interval_us", "1000", 1);
+	setenv("GPSU_KNOB_bulk_blocks", "16", 1);
 	ASSERT_NE(gpsSuccess, gpsGetDeviceCount(&n));
 }
 

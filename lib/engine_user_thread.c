@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The native engine's push threads: one per device, on the device's
+ * CPUs, as the driver's gps/<node> threads. While harvest_interval_us is
+ * set and there is a transfer to hide behind compute (link_bandwidth set)
+ * or harvest_ahead asks for it, each wakes every interval and runs a
+ * round (gpsu_user_round: harvest, push, the link charged), so that most
+ * of a kernel's stores leave while it runs and its release waits for the
+ * tail. Otherwise it idles, looking at the knobs again every
+ * GPSU_THREAD_IDLE_MS: with the link unlimited a round ahead only takes
+ * CPU time and TLB flushes from the kernels (the driver's rule too).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "cpus.h"
+#include "engine.h"
+#include "engine_user.h"
+
+#define GPSU_THREAD_IDLE_MS	100
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;		/* on CLOCK_MONOTONIC */
+	bool stop;			/* under lock */
+	bool ready;			/* wake initialised */
+	int n;				/* threads started */
+	pthread_t t[GPSU_MAX_DEVICES];
+} gpsu_thr = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+/* The interval of rounds (ns), 0 for none: the driver's rule. */
+static uint64_t gpsu_thread_interval(void)
+{
+	if (!gpsu_user_knob(GPSU_K(harvest_ahead)) &&
+	    !gpsu_user_knob(GPSU_K(link_bandwidth)))
+		return 0;
+	return gpsu_user_knob(GPSU_K(harvest_interval_us)) * 1000;
+}
+
+static void *gpsu_thread_main(void *arg)
+{
+	int d = (int)(intptr_t)arg;
+	struct timespec ts;
+	uint64_t iv, wait;
+
+	pthread_mutex_lock(&gpsu_thr.lock);
+	while (!gpsu_thr.stop) {
+		iv = gpsu_thread_interval();
+		wait = iv ? iv : (uint64_t)GPSU_THREAD_IDLE_MS * 1000000;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		wait += (uint64_t)ts.tv_nsec;
+		ts.tv_sec += (time_t)(wait / 1000000000);
+		ts.tv_nsec = (long)(wait % 1000000000);
+		if (pthread_cond_timedwait(&gpsu_thr.wake, &gpsu_thr.lock,
+					   &ts) != ETIMEDOUT ||
+		    !iv || gpsu_thr.stop)
+			continue;
+		pthread_mutex_unlock(&gpsu_thr.lock);
+		gpsu_user_round(d);
+		pthread_mutex_lock(&gpsu_thr.lock);
+	}
+	pthread_mutex_unlock(&gpsu_thr.lock);
+	return NULL;
+}
+
+int gpsu_user_thread_start(int d, int node, int share, int shares)
+{
+	static int cpus[GPS_MAX_DEVICE_CPUS];
+	pthread_condattr_t ca;
+	pthread_attr_t attr;
+	sigset_t all, old;
+	cpu_set_t set;
+	int i, n, ret;
+
+	if (!gpsu_thr.ready) {
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&gpsu_thr.wake, &ca);
+		pthread_condattr_destroy(&ca);
+		gpsu_thr.ready = true;
+		gpsu_thr.stop = false;
+	}
+	n = gpsu_cpus_of(node, share, shares, cpus, GPS_MAX_DEVICE_CPUS);
+	CPU_ZERO(&set);
+	for (i = 0; i < n; i++)
+		if (cpus[i] < CPU_SETSIZE)
+			CPU_SET(cpus[i], &set);
+	pthread_attr_init(&attr);
+	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	/* the program's signals are for its own threads */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	ret = pthread_create(&gpsu_thr.t[gpsu_thr.n], &attr, gpsu_thread_main,
+			     (void *)(intptr_t)d);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (!ret)
+		gpsu_thr.n++;
+	return ret;
+}
+
+void gpsu_user_threads_stop(void)
+{
+	int i;
+
+	if (!gpsu_thr.ready)
+		return;
+	pthread_mutex_lock(&gpsu_thr.lock);
+	gpsu_thr.stop = true;
+	pthread_cond_broadcast(&gpsu_thr.wake);
+	pthread_mutex_unlock(&gpsu_thr.lock);
+	for (i = 0; i < gpsu_thr.n; i++)
+		pthread_join(gpsu_thr.t[i], NULL);
+	gpsu_thr.n = 0;
+	pthread_cond_destroy(&gpsu_thr.wake);
+	gpsu_thr.ready = false;
+}
