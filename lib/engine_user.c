@@ -186,6 +186,7 @@ static bool gpsu_user_debug(void)
 /* ---- set-up --------------------------------------------------------- */
 
 static void gpsu_user_close(void);
+static void gpsu_user_round(int d);
 
 /* The devices: nodes, or shares of them; 0 or an errno. */
 static int gpsu_user_devices(void)
@@ -271,7 +272,7 @@ static gpsError_t gpsu_user_open(struct gpsu_engine_info *info)
 		struct gpsu_user_dev *dev = &gpsu_user.dev[d];
 
 		if (gpsu_user_thread_start(d, dev->node, dev->share,
-					   dev->shares)) {
+					   dev->shares, gpsu_user_round)) {
 			gpsu_user_close();
 			return gpsErrorInitializationError;
 		}
@@ -922,8 +923,16 @@ static int gpsu_user_fence_dev(int d, bool own, bool host, uint64_t *until)
 		;
 	dev->link_busy = gps_link_busy_until(dev->link_busy, h->now, h->bytes,
 					     gpsu_user_knob(GPSU_K(link_bandwidth)));
-	*until = gps_link_fence_end(dev->link_busy, h->now,
-				    gpsu_user_knob(GPSU_K(link_latency_ns)));
+	/*
+	 * A visit for the host views alone waits for the link only if it
+	 * sent something: else a release would wait for the tail of
+	 * another device's pushes (its thread's rounds), which it did not
+	 * fence (the driver's host fence: the host's dirty owners).
+	 */
+	*until = own || h->bytes ?
+		 gps_link_fence_end(dev->link_busy, h->now,
+				    gpsu_user_knob(GPSU_K(link_latency_ns))) :
+		 0;
 	pthread_mutex_unlock(&dev->lock);
 	t1 = gpsu_user_now();
 	gpsu_user_account(d, h, host_written, scans);
@@ -949,7 +958,7 @@ static int gpsu_user_fence_dev(int d, bool own, bool host, uint64_t *until)
  * where a fence or a change holds what it needs (the next round comes
  * soon). The host views are the host fence's.
  */
-void gpsu_user_round(int d)
+static void gpsu_user_round(int d)
 {
 	struct gpsu_user_dev *dev = &gpsu_user.dev[d];
 	struct gpsu_harvest *h;
@@ -967,6 +976,7 @@ void gpsu_user_round(int d)
 	h->now = gpsu_user_now();
 	t0 = h->now;
 	(void)gpsu_user_collect(d, true, false, h, &host_written, &scans);
+	gpsu_user_count(d, GPSU_S(harvest_ns), gpsu_user_now() - t0);
 	while (gps_queue_push_oldest(&dev->q, ~0U, h->now, 0, true,
 				     gpsu_user_push, h))
 		;
@@ -974,7 +984,6 @@ void gpsu_user_round(int d)
 					     gpsu_user_knob(GPSU_K(link_bandwidth)));
 	gpsu_user_account(d, h, host_written, scans);
 	gpsu_user_count(d, GPSU_S(thread_rounds), 1);
-	gpsu_user_count(d, GPSU_S(harvest_ns), gpsu_user_now() - t0);
 	GPSU_STAT_ADD(rounds, 1);
 	free(h);
 out:
@@ -1020,15 +1029,15 @@ static int gpsu_user_fence_mask(uint64_t mask, bool host)
 			until = t;
 	}
 	/*
-	 * Another device's fence may have diffed a store of ours (a view
-	 * of either that maps the other's replica: a non-subscriber's, a
-	 * host view) and still be pushing it, so ours found the page
-	 * unchanged: wait for every fence under way to drain (a fence
-	 * drains its queue before it lets go of its device's lock).
+	 * Another device's fence or push thread's round may have diffed a
+	 * store of ours (a view of either that maps the other's replica: a
+	 * non-subscriber's, a host view) and still be pushing it, so ours
+	 * found the page unchanged: wait for every one under way to drain
+	 * (each drains its queue before it lets go of its device's lock).
+	 * Every device, those visited above too: a round may have begun on
+	 * one after our visit and before our harvest of the page.
 	 */
-	for (d = 0; !host && d < gpsu_user.ndev; d++) {
-		if (mask & (1ULL << d))
-			continue;
+	for (d = 0; d < gpsu_user.ndev; d++) {
 		pthread_mutex_lock(&gpsu_user.dev[d].lock);
 		pthread_mutex_unlock(&gpsu_user.dev[d].lock);
 	}
@@ -1036,6 +1045,17 @@ static int gpsu_user_fence_mask(uint64_t mask, bool host)
 	/* the links carry a release of several devices at once */
 	gpsu_user_link_sleep(until);
 	return ret;
+}
+
+void gpsu_user_link_reset(void)
+{
+	int d;
+
+	for (d = 0; d < gpsu_user.ndev; d++) {
+		pthread_mutex_lock(&gpsu_user.dev[d].lock);
+		gpsu_user.dev[d].link_busy = 0;
+		pthread_mutex_unlock(&gpsu_user.dev[d].lock);
+	}
 }
 
 /* A stream's ring: its fences on a thread of their own. */

@@ -142,17 +142,20 @@ struct gpsu_user_stats {
 
 /* ---- push threads (engine_user_thread.c) ---------------------------- */
 
+/* One round of device @d's push thread (engine_user.c). */
+typedef void (*gpsu_user_round_fn)(int d);
 /*
  * Device @d's push thread, on its CPUs (its node's, share @share of
  * @shares): while harvest_interval_us is set and the link is modelled
- * (link_bandwidth) or harvest_ahead is on, a round every interval
- * (gpsu_user_round); else it idles. 0 or an errno.
+ * (link_bandwidth) or harvest_ahead is on, @round(@d) every interval;
+ * else it idles. 0 or an errno.
  */
-int gpsu_user_thread_start(int d, int node, int share, int shares);
+int gpsu_user_thread_start(int d, int node, int share, int shares,
+			   gpsu_user_round_fn round);
 /* Every push thread stopped and joined. */
 void gpsu_user_threads_stop(void);
-/* One round on device @d (engine_user.c). */
-void gpsu_user_round(int d);
+/* What a new link_bandwidth or link_latency_ns owes: nothing yet. */
+void gpsu_user_link_reset(void);
 
 /* Adds up the counters since the engine opened into @st. */
 void gpsu_user_stats(struct gpsu_user_stats *st);

@@ -169,6 +169,11 @@ int gpsu_user_knob_set(int i, uint64_t v)
 			(unsigned int)vals[GPSU_K(queue_capacity)],
 			(unsigned int)vals[GPSU_K(queue_watermark)],
 			(unsigned int)vals[GPSU_K(block_size)]);
+	if (!ret && (vals[GPSU_K(link_bandwidth)] !=
+		     gpsu_user_knob(GPSU_K(link_bandwidth)) ||
+		     vals[GPSU_K(link_latency_ns)] !=
+		     gpsu_user_knob(GPSU_K(link_latency_ns))))
+		gpsu_user_link_reset();	/* the driver's gps_link_reset() */
 	if (!ret)
 		for (k = 0; k < GPSU_NKNOBS; k++)
 			__atomic_store_n(&gpsu_uk.knob[k], vals[k],

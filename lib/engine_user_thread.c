@@ -6,9 +6,11 @@
  * or harvest_ahead asks for it, each wakes every interval and runs a
  * round (gpsu_user_round: harvest, push, the link charged), so that most
  * of a kernel's stores leave while it runs and its release waits for the
- * tail. Otherwise it idles, looking at the knobs again every
- * GPSU_THREAD_IDLE_MS: with the link unlimited a round ahead only takes
- * CPU time and TLB flushes from the kernels (the driver's rule too).
+ * tail. Otherwise it idles: with the link unlimited a round ahead only
+ * takes CPU time and TLB flushes from the kernels (the driver's rule
+ * too). It looks at the knobs at least every GPSU_THREAD_LOOK_MS, so a
+ * change of them takes effect within that (nothing wakes it: the knobs
+ * are below it).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,7 +24,7 @@
 #include "engine.h"
 #include "engine_user.h"
 
-#define GPSU_THREAD_IDLE_MS	100
+#define GPSU_THREAD_LOOK_MS	100
 
 static struct {
 	pthread_mutex_t lock;
@@ -30,6 +32,7 @@ static struct {
 	bool stop;			/* under lock */
 	bool ready;			/* wake initialised */
 	int n;				/* threads started */
+	gpsu_user_round_fn round;
 	pthread_t t[GPSU_MAX_DEVICES];
 } gpsu_thr = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -44,33 +47,51 @@ static uint64_t gpsu_thread_interval(void)
 	return gpsu_user_knob(GPSU_K(harvest_interval_us)) * 1000;
 }
 
+static uint64_t gpsu_thread_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * A round every interval, measured from the last one's start; waits of
+ * at most GPSU_THREAD_LOOK_MS, so that a new interval (or the link's
+ * end) counts from the next look.
+ */
 static void *gpsu_thread_main(void *arg)
 {
+	const uint64_t look = (uint64_t)GPSU_THREAD_LOOK_MS * 1000000;
 	int d = (int)(intptr_t)arg;
+	uint64_t iv, now, last = gpsu_thread_now(), until;
 	struct timespec ts;
-	uint64_t iv, wait;
 
 	pthread_mutex_lock(&gpsu_thr.lock);
 	while (!gpsu_thr.stop) {
 		iv = gpsu_thread_interval();
-		wait = iv ? iv : (uint64_t)GPSU_THREAD_IDLE_MS * 1000000;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		wait += (uint64_t)ts.tv_nsec;
-		ts.tv_sec += (time_t)(wait / 1000000000);
-		ts.tv_nsec = (long)(wait % 1000000000);
-		if (pthread_cond_timedwait(&gpsu_thr.wake, &gpsu_thr.lock,
-					   &ts) != ETIMEDOUT ||
-		    !iv || gpsu_thr.stop)
+		now = gpsu_thread_now();
+		if (iv && now - last >= iv) {
+			last = now;
+			pthread_mutex_unlock(&gpsu_thr.lock);
+			gpsu_thr.round(d);
+			pthread_mutex_lock(&gpsu_thr.lock);
 			continue;
-		pthread_mutex_unlock(&gpsu_thr.lock);
-		gpsu_user_round(d);
-		pthread_mutex_lock(&gpsu_thr.lock);
+		}
+		until = now + (iv && last + iv - now < look ?
+			       last + iv - now : look);
+		if (!iv)
+			last = now;
+		ts.tv_sec = (time_t)(until / 1000000000);
+		ts.tv_nsec = (long)(until % 1000000000);
+		pthread_cond_timedwait(&gpsu_thr.wake, &gpsu_thr.lock, &ts);
 	}
 	pthread_mutex_unlock(&gpsu_thr.lock);
 	return NULL;
 }
 
-int gpsu_user_thread_start(int d, int node, int share, int shares)
+int gpsu_user_thread_start(int d, int node, int share, int shares,
+			   gpsu_user_round_fn round)
 {
 	static int cpus[GPS_MAX_DEVICE_CPUS];
 	pthread_condattr_t ca;
@@ -87,6 +108,7 @@ int gpsu_user_thread_start(int d, int node, int share, int shares)
 		gpsu_thr.ready = true;
 		gpsu_thr.stop = false;
 	}
+	gpsu_thr.round = round;
 	n = gpsu_cpus_of(node, share, shares, cpus, GPS_MAX_DEVICE_CPUS);
 	CPU_ZERO(&set);
 	for (i = 0; i < n; i++)
