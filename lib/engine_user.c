@@ -228,7 +228,7 @@ static gpsError_t gpsu_user_open(struct gpsu_engine_info *info)
 	if (ret) {
 		if (gpsu_user_debug() || getenv("GPSU_ENGINE"))
 			fprintf(stderr,
-				"libgpsu: native engine: this kernel lacks %s (%s)\n",
+				"libgpsu: native engine: cannot use %s (%s)\n",
 				why ? why : "write capture", strerror(ret));
 		return gpsErrorNotSupported;
 	}

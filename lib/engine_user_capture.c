@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -228,7 +229,12 @@ int gpsu_capture_open(const char **why)
 	gpsu_pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	if (gpsu_pagemap < 0) {
 		ret = errno;
-		*why = "/proc/self/pagemap";
+		/* a change of credentials makes /proc/self root's */
+		*why = ret == EACCES && prctl(PR_GET_DUMPABLE) != 1 ?
+		       "/proc/self/pagemap: the process is not dumpable (it "
+		       "changed its user or group: prctl(PR_SET_DUMPABLE, 1) "
+		       "after the change)" :
+		       "/proc/self/pagemap";
 		goto err_close;
 	}
 	ret = gpsu_capture_selftest(why);

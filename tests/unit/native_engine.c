@@ -15,7 +15,8 @@
  * leave; tracking keeps exactly the devices that touched a page; a
  * collapse leaves one copy; managed memory moves to the device that
  * touches it; a store racing a subscription change is kept; a first
- * access racing the end of tracking is retried, not a crash. Every test
+ * access racing the end of tracking is retried, not a crash; user nobody
+ * runs it, and a process that dropped root is told why it cannot. Every test
  * asserts the capture's counters or the stores themselves, so none
  * passes without userfaultfd write-protect and PAGEMAP_SCAN doing the
  * work.
@@ -28,7 +29,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1462,6 +1466,129 @@ TEST(view_opened_whole_waits_for_a_change)
 	ASSERT_EQ(gpsSuccess, gpsTrackingStop());
 	unsetenv("GPSU_TEST_CHANGE_DELAY_US");
 	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
+/* Root becomes user nobody: 0, or -1 (errno set). */
+static int become_nobody(void)
+{
+	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534))
+		return -1;
+	return setresuid(65534, 65534, 65534);
+}
+
+/*
+ * The engine's point is machines where no module loads, for users with
+ * no privilege: run as root, the test becomes user nobody first (with
+ * vm.unprivileged_userfaultfd 0, the default, its userfaultfd then
+ * takes user-mode faults only). Capture, a subscription change, tracking
+ * and a read(2) into a view must all work, and the gpsctl files go into
+ * a directory of the user's own.
+ */
+TEST(an_ordinary_user_runs_it)
+{
+	struct gpsu_user_stats s0, s1;
+	unsigned long long m[1];
+	char dir[64], *p;
+	struct stat st;
+	ssize_t n;
+	int d, fd;
+
+	if (geteuid() == 0) {
+		ASSERT_EQ(0, become_nobody());
+		/* as a user who logged in: dumpable, /proc/self its own */
+		ASSERT_EQ(0, prctl(PR_SET_DUMPABLE, 1));
+	}
+	ASSERT_NE(0, geteuid());
+	unsetenv("XDG_RUNTIME_DIR");
+	unsetenv("GPSU_STATS_DIR");
+	use_native(NDEV);
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 65536,
+					   gpsMemGPSManual));
+	ASSERT_EQ(gpsSuccess, gpsMemAdvise(p, 65536,
+					   gpsMemAdviseGPSSubscribe, 1));
+	masks(p, 65536, 1, m);
+	ASSERT_EQ(3ULL, m[0]);
+
+	gpsu_user_stats(&s0);
+	((volatile char *)view(p, 1))[100] = 'u';
+	ASSERT_EQ(gpsSuccess, release(1));
+	ASSERT_EQ('u', ((volatile char *)view(p, 0))[100]);
+	ASSERT_EQ('u', ((volatile char *)view(p, 3))[100]);	/* served */
+
+	/* the kernel's store into a view is captured like any other */
+	fd = open("/dev/zero", O_RDONLY);
+	ASSERT_LE(0, fd);
+	n = read(fd, (char *)view(p, 1) + 8192, 64);
+	EXPECT_EQ(64, n) TH_LOG("read() into a view: %s",
+				n < 0 ? strerror(errno) : "short");
+	close(fd);
+	((volatile char *)view(p, 0))[8192] = 'z';
+	ASSERT_EQ(gpsSuccess, release(0));
+	ASSERT_EQ('z', ((volatile char *)view(p, 1))[8192]);
+	((volatile char *)view(p, 1))[8193] = 'y';	/* after the read */
+	ASSERT_EQ(gpsSuccess, release(1));
+	ASSERT_EQ('y', ((volatile char *)view(p, 0))[8193]);
+	gpsu_user_stats(&s1);
+	ASSERT_LE(3, s1.pages_written - s0.pages_written);
+
+	/* a change of subscription: it holds pages by the fault handler */
+	ASSERT_EQ(gpsSuccess, gpsMemAdvise(p, 65536,
+					   gpsMemAdviseGPSUnsubscribe, 1));
+	masks(p, 65536, 1, m);
+	ASSERT_EQ(1ULL, m[0]);
+	ASSERT_EQ('y', ((volatile char *)view(p, 1))[8193]);
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+
+	/* tracking: first accesses by SIGSEGV */
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 65536, 0));
+	gpsu_user_stats(&s0);
+	ASSERT_EQ(gpsSuccess, gpsTrackingStart());
+	((volatile char *)view(p, 2))[1] = 1;
+	ASSERT_EQ(gpsSuccess, gpsTrackingStop());
+	gpsu_user_stats(&s1);
+	ASSERT_EQ(1, s1.track_faults - s0.track_faults);
+	masks(p, 65536, 1, m);
+	ASSERT_EQ(4ULL, m[0]);
+	for (d = 0; d < NDEV; d++)
+		ASSERT_EQ(1, ((volatile char *)view(p, d))[1]);
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+
+	snprintf(dir, sizeof(dir), "/tmp/gps-%u", (unsigned int)getuid());
+	ASSERT_EQ(0, lstat(dir, &st)) TH_LOG("%s: %s", dir, strerror(errno));
+	ASSERT_TRUE(S_ISDIR(st.st_mode));
+	ASSERT_EQ(getuid(), st.st_uid);
+	ASSERT_EQ(0, st.st_mode & 077);
+}
+
+/*
+ * A process that changed its credentials is not dumpable, so its
+ * /proc/self/pagemap is root's: the engine cannot start, and says why
+ * and what to do, instead of blaming the kernel.
+ */
+TEST(a_process_that_dropped_privilege_is_told_why)
+{
+	char msg[512] = "";
+	int fd[2], err2;
+	ssize_t n;
+
+	if (geteuid() != 0)
+		SKIP(return, "needs root, to drop it");
+	ASSERT_EQ(0, become_nobody());
+	ASSERT_NE(1, prctl(PR_GET_DUMPABLE));
+	use_native(NDEV);
+	ASSERT_EQ(0, pipe(fd));
+	err2 = dup(2);
+	ASSERT_LE(0, err2);
+	dup2(fd[1], 2);
+	EXPECT_EQ(gpsErrorNotSupported, gpsSetDevice(0));
+	dup2(err2, 2);
+	close(fd[1]);
+	n = read(fd[0], msg, sizeof(msg) - 1);
+	ASSERT_LT(0, n);
+	msg[n] = 0;
+	EXPECT_NE(NULL, strstr(msg, "PR_SET_DUMPABLE")) TH_LOG("%s", msg);
+	EXPECT_EQ(NULL, strstr(msg, "kernel lacks")) TH_LOG("%s", msg);
 }
 
 TEST_HARNESS_MAIN
