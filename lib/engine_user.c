@@ -888,14 +888,19 @@ static void gpsu_user_account(int d, const struct gpsu_harvest *h,
 	GPSU_STAT_ADD(bytes_pushed, h->bytes);
 }
 
+/* @h as new for device @d: all but its diff's scratch zeroed. */
+static void gpsu_user_harvest_reset(struct gpsu_harvest *h, int d)
+{
+	memset(h, 0, offsetof(struct gpsu_harvest, df));
+	h->dev = d;
+}
+
 static struct gpsu_harvest *gpsu_user_harvest_new(int d)
 {
 	struct gpsu_harvest *h = malloc(sizeof(*h));
 
-	if (h) {
-		memset(h, 0, offsetof(struct gpsu_harvest, df));
-		h->dev = d;
-	}
+	if (h)
+		gpsu_user_harvest_reset(h, d);
 	return h;
 }
 
@@ -1092,7 +1097,7 @@ static void gpsu_user_settle(struct gpsu_user_alloc *ua, size_t g,
 	unsigned int n;
 	int r;
 
-	memset(h, 0, offsetof(struct gpsu_harvest, df));
+	gpsu_user_harvest_reset(h, 0);
 	h->ua = ua;
 	for (r = 0; r < ua->nrep; r++) {
 		uint64_t blocks = h->blocks, bytes = h->bytes;
@@ -1705,8 +1710,7 @@ int gpsu_user_queues_reconfigure(unsigned int capacity,
 		struct gpsu_user_dev *dev = &gpsu_user.dev[d];
 		void *old;
 
-		memset(h, 0, offsetof(struct gpsu_harvest, df));
-		h->dev = d;
+		gpsu_user_harvest_reset(h, d);
 		pthread_mutex_lock(&dev->lock);
 		h->now = gpsu_user_now();
 		while (gps_queue_push_oldest(&dev->q, ~0U, h->now, 0, false,

@@ -154,6 +154,8 @@ int gpsu_user_thread_start(int d, int node, int share, int shares,
 			   gpsu_user_round_fn round);
 /* Every push thread stopped and joined. */
 void gpsu_user_threads_stop(void);
+/* The push threads look at the knobs again (a knob of rounds changed). */
+void gpsu_user_threads_kick(void);
 /* What a new link_bandwidth or link_latency_ns owes: nothing yet. */
 void gpsu_user_link_reset(void);
 

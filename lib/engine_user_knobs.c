@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpus.h"
 #include "engine.h"
 #include "engine_user.h"
 
@@ -150,6 +151,7 @@ int gpsu_user_knob_get(int i, uint64_t *v)
 int gpsu_user_knob_set(int i, uint64_t v)
 {
 	uint64_t vals[GPSU_NKNOBS], held;
+	bool rounds;
 	int ret, k;
 
 	pthread_mutex_lock(&gpsu_uk.lock);
@@ -174,10 +176,19 @@ int gpsu_user_knob_set(int i, uint64_t v)
 		     vals[GPSU_K(link_latency_ns)] !=
 		     gpsu_user_knob(GPSU_K(link_latency_ns))))
 		gpsu_user_link_reset();	/* the driver's gps_link_reset() */
+	rounds = vals[GPSU_K(harvest_interval_us)] !=
+		 gpsu_user_knob(GPSU_K(harvest_interval_us)) ||
+		 vals[GPSU_K(harvest_ahead)] !=
+		 gpsu_user_knob(GPSU_K(harvest_ahead)) ||
+		 vals[GPSU_K(link_bandwidth)] !=
+		 gpsu_user_knob(GPSU_K(link_bandwidth));
 	if (!ret)
 		for (k = 0; k < GPSU_NKNOBS; k++)
 			__atomic_store_n(&gpsu_uk.knob[k], vals[k],
 					 __ATOMIC_RELAXED);
+	/* the push threads follow the rule of rounds at once */
+	if (!ret && rounds)
+		gpsu_user_threads_kick();
 	/* the publisher shows it at once */
 	if (!ret)
 		pthread_cond_signal(&gpsu_uk.wake);
@@ -276,18 +287,17 @@ static void gpsu_user_put(const char *dir, const char *name, const char *text)
 		unlink(tmp);
 }
 
-/* The CPUs a device runs on: its share of its node's. */
+/*
+ * The CPUs a device runs on, counted as the context counts them (the
+ * publisher inherits the affinity of the thread that started the
+ * library, where the context counted them).
+ */
 static int gpsu_user_cpus(const struct gpsu_engine_dev *info)
 {
-	struct bitmask *bm = numa_allocate_cpumask();
-	int n = 0, shares = info->cpu_shares > 1 ? info->cpu_shares : 1;
+	static int cpus[GPS_MAX_DEVICE_CPUS];	/* under gpsu_uk.lock */
 
-	if (bm && numa_node_to_cpus(info->node, bm) == 0)
-		n = (int)numa_bitmask_weight(bm);
-	if (bm)
-		numa_free_cpumask(bm);
-	n = (n + shares - 1 - info->cpu_share) / shares;
-	return n > 0 ? n : 1;
+	return gpsu_cpus_of(info->node, info->cpu_share, info->cpu_shares,
+			    cpus, GPS_MAX_DEVICE_CPUS);
 }
 
 /* Everything, under gpsu_uk.lock. */

@@ -6,11 +6,10 @@
  * or harvest_ahead asks for it, each wakes every interval and runs a
  * round (gpsu_user_round: harvest, push, the link charged), so that most
  * of a kernel's stores leave while it runs and its release waits for the
- * tail. Otherwise it idles: with the link unlimited a round ahead only
+ * tail. Otherwise it sleeps: with the link unlimited a round ahead only
  * takes CPU time and TLB flushes from the kernels (the driver's rule
- * too). It looks at the knobs at least every GPSU_THREAD_LOOK_MS, so a
- * change of them takes effect within that (nothing wakes it: the knobs
- * are below it).
+ * too). A change of the knobs of rounds wakes it
+ * (gpsu_user_threads_kick()).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,8 +22,6 @@
 #include "cpus.h"
 #include "engine.h"
 #include "engine_user.h"
-
-#define GPSU_THREAD_LOOK_MS	100
 
 static struct {
 	pthread_mutex_t lock;
@@ -56,13 +53,13 @@ static uint64_t gpsu_thread_now(void)
 }
 
 /*
- * A round every interval, measured from the last one's start; waits of
- * at most GPSU_THREAD_LOOK_MS, so that a new interval (or the link's
- * end) counts from the next look.
+ * A round every interval, measured from the last one's start; with no
+ * interval, a sleep until the knobs change or the threads stop. A kick
+ * cannot be missed: the knobs are stored before it takes the lock, and
+ * they are read under it.
  */
 static void *gpsu_thread_main(void *arg)
 {
-	const uint64_t look = (uint64_t)GPSU_THREAD_LOOK_MS * 1000000;
 	int d = (int)(intptr_t)arg;
 	uint64_t iv, now, last = gpsu_thread_now(), until;
 	struct timespec ts;
@@ -71,17 +68,19 @@ static void *gpsu_thread_main(void *arg)
 	while (!gpsu_thr.stop) {
 		iv = gpsu_thread_interval();
 		now = gpsu_thread_now();
-		if (iv && now - last >= iv) {
+		if (!iv) {
+			pthread_cond_wait(&gpsu_thr.wake, &gpsu_thr.lock);
+			last = gpsu_thread_now();
+			continue;
+		}
+		if (now - last >= iv) {
 			last = now;
 			pthread_mutex_unlock(&gpsu_thr.lock);
 			gpsu_thr.round(d);
 			pthread_mutex_lock(&gpsu_thr.lock);
 			continue;
 		}
-		until = now + (iv && last + iv - now < look ?
-			       last + iv - now : look);
-		if (!iv)
-			last = now;
+		until = last + iv;
 		ts.tv_sec = (time_t)(until / 1000000000);
 		ts.tv_nsec = (long)(until % 1000000000);
 		pthread_cond_timedwait(&gpsu_thr.wake, &gpsu_thr.lock, &ts);
@@ -126,6 +125,15 @@ int gpsu_user_thread_start(int d, int node, int share, int shares,
 	if (!ret)
 		gpsu_thr.n++;
 	return ret;
+}
+
+void gpsu_user_threads_kick(void)
+{
+	if (!gpsu_thr.ready)
+		return;
+	pthread_mutex_lock(&gpsu_thr.lock);
+	pthread_cond_broadcast(&gpsu_thr.wake);
+	pthread_mutex_unlock(&gpsu_thr.lock);
 }
 
 void gpsu_user_threads_stop(void)

@@ -67,18 +67,26 @@ static int gpsu_knob_named(const char *name)
 	return i;
 }
 
+/* The index of knob @name in *@i, the library up: what both calls need. */
+static gpsError_t gpsu_knob_begin(const char *name, int *i)
+{
+	if (!name)
+		return gpsErrorInvalidValue;
+	*i = gpsu_knob_named(name);
+	if (*i < 0)
+		return gpsErrorInvalidValue;
+	return gpsu_init();
+}
+
 GPSU_API gpsError_t gpsGetKnob(unsigned long long *value, const char *name)
 {
 	uint64_t v = 0;
 	gpsError_t err;
 	int i;
 
-	if (!value || !name)
+	if (!value)
 		return gpsu_ret(gpsErrorInvalidValue);
-	i = gpsu_knob_named(name);
-	if (i < 0)
-		return gpsu_ret(gpsErrorInvalidValue);
-	err = gpsu_init();
+	err = gpsu_knob_begin(name, &i);
 	if (err)
 		return gpsu_ret(err);
 	err = gpsu_knob_err(gpsu_engine_knob_get(i, &v), name, "read", 0,
@@ -93,12 +101,7 @@ GPSU_API gpsError_t gpsSetKnob(const char *name, unsigned long long value)
 	gpsError_t err;
 	int i;
 
-	if (!name)
-		return gpsu_ret(gpsErrorInvalidValue);
-	i = gpsu_knob_named(name);
-	if (i < 0)
-		return gpsu_ret(gpsErrorInvalidValue);
-	err = gpsu_init();
+	err = gpsu_knob_begin(name, &i);
 	if (err)
 		return gpsu_ret(err);
 	return gpsu_ret(gpsu_knob_err(gpsu_engine_knob_set(i, value), name,

@@ -441,6 +441,33 @@ static unsigned long long counter(const char *name, int d)
 	return v;
 }
 
+/* Waits up to 5 s (any load) for counter @name of device @d to leave @r0. */
+static bool counter_moves(const char *name, int d, unsigned long long r0)
+{
+	int i;
+
+	for (i = 0; i < 5000 && counter(name, d) == r0; i++)
+		usleep(1000);
+	return counter(name, d) != r0;
+}
+
+/*
+ * Three devices, device 2 current, the push threads on at every 100 µs
+ * with the link at @bandwidth bytes/s; an allocation of device 2's
+ * (every device subscribed) whose view on device 2 is returned.
+ */
+static volatile uint8_t *rounds_on_device_2(unsigned long long bandwidth)
+{
+	uint8_t *p;
+
+	use_native(3);
+	if (gpsSetDevice(2) || gpsMallocGPS((void **)&p, 65536, 0) ||
+	    gpsSetKnob("harvest_interval_us", 100) ||
+	    gpsSetKnob("link_bandwidth", bandwidth))
+		return NULL;
+	return view(p, 2);
+}
+
 /*
  * The push threads: with the link modelled (link_bandwidth set) and
  * harvest_interval_us set, a store reaches the other devices while its
@@ -451,7 +478,7 @@ static unsigned long long counter(const char *name, int d)
 TEST(push_thread_publishes_before_the_release)
 {
 	volatile uint32_t *a, *b;
-	unsigned long long r0, r1;
+	unsigned long long r0;
 	uint32_t *p;
 	int i;
 
@@ -468,15 +495,13 @@ TEST(push_thread_publishes_before_the_release)
 		usleep(1000);
 	ASSERT_EQ(0x5eed, b[100]);
 	/* the round counts itself after its pushes */
-	for (i = 0; i < 5000 && (r1 = counter("thread_rounds", 0)) == r0; i++)
-		usleep(1000);
-	ASSERT_NE(~0ULL, r1);
-	ASSERT_LT(r0, r1);
+	ASSERT_TRUE(counter_moves("thread_rounds", 0, r0));
+	ASSERT_NE(~0ULL, counter("thread_rounds", 0));
 	ASSERT_LT(0, counter("blocks_pushed_early", 0));
 
 	/* link unlimited: the threads idle, only the release publishes */
 	ASSERT_EQ(gpsSuccess, gpsSetKnob("link_bandwidth", 0));
-	usleep(300000);	/* a round under way ends; the idle look passes */
+	usleep(300000);	/* a round under way ends */
 	a[101] = 0xbeef;
 	usleep(300000);
 	ASSERT_EQ(0, b[101]);
@@ -559,23 +584,14 @@ TEST(host_mode_release_waits_for_a_rounds_push)
  */
 TEST(host_mode_release_waits_for_its_own_links)
 {
-	volatile uint8_t *v2;
-	uint8_t *p;
-	double t0, host;
+	volatile uint8_t *v2 = rounds_on_device_2(100000);
 	unsigned long long r0;
-	int i;
+	double t0, host;
 
-	use_native(3);
-	ASSERT_EQ(gpsSuccess, gpsSetDevice(2));
-	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 65536, 0));
-	v2 = view(p, 2);
-	ASSERT_EQ(gpsSuccess, gpsSetKnob("harvest_interval_us", 100));
-	ASSERT_EQ(gpsSuccess, gpsSetKnob("link_bandwidth", 100000));
+	ASSERT_NE(NULL, v2);
 	r0 = counter("blocks_pushed_early", 2);
 	memset((void *)v2, 0x5a, 65536);	/* 128 KiB at 100 kB/s: 1.3 s */
-	for (i = 0; i < 5000 && counter("blocks_pushed_early", 2) == r0; i++)
-		usleep(1000);
-	ASSERT_NE(r0, counter("blocks_pushed_early", 2));
+	ASSERT_TRUE(counter_moves("blocks_pushed_early", 2, r0));
 	t0 = now_s();
 	ASSERT_EQ(0, gpsu_engine_user.fence_mask(1ULL << 0, true));
 	host = now_s() - t0;
@@ -591,24 +607,16 @@ TEST(host_mode_release_waits_for_its_own_links)
  */
 TEST(link_unlimited_forgets_the_backlog)
 {
-	volatile uint8_t *v2;
-	uint8_t *p;
-	double t0, took;
+	volatile uint8_t *v2 = rounds_on_device_2(1000);
 	unsigned long long r0;
+	double t0, took;
 	int i;
 
-	use_native(3);
-	ASSERT_EQ(gpsSuccess, gpsSetDevice(2));
-	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 65536, 0));
-	v2 = view(p, 2);
-	ASSERT_EQ(gpsSuccess, gpsSetKnob("harvest_interval_us", 100));
-	ASSERT_EQ(gpsSuccess, gpsSetKnob("link_bandwidth", 1000));
+	ASSERT_NE(NULL, v2);
 	r0 = counter("blocks_pushed_early", 2);
 	for (i = 0; i < 8; i++)	/* 8 blocks to 2 receivers: 2 s */
 		v2[i * 4096] = 1;
-	for (i = 0; i < 5000 && counter("blocks_pushed_early", 2) == r0; i++)
-		usleep(1000);
-	ASSERT_NE(r0, counter("blocks_pushed_early", 2));
+	ASSERT_TRUE(counter_moves("blocks_pushed_early", 2, r0));
 	ASSERT_EQ(gpsSuccess, gpsSetKnob("link_bandwidth", 0));
 	t0 = now_s();
 	ASSERT_EQ(0, gpsu_engine_user.fence_mask(1ULL << 2, false));
@@ -1010,19 +1018,6 @@ TEST(no_word_mixed_from_two_stores)
 	ASSERT_EQ(gpsSuccess, gpsFree(p));
 }
 
-struct slow_release {
-	int dev;
-	gpsError_t err;
-};
-
-static void *slow_release(void *arg)
-{
-	struct slow_release *r = arg;
-
-	r->err = release(r->dev);
-	return NULL;
-}
-
 /*
  * A release of one device alone (a gpsArgsLocalStores kernel's: the
  * engine's fence_mask without the host views) returns only when its
@@ -1036,7 +1031,7 @@ static void *slow_release(void *arg)
 TEST(release_waits_for_another_devices_push_of_its_store)
 {
 	const size_t pg = 4096, np = 3;
-	struct slow_release r3 = { .dev = 3 };
+	struct releaser r3 = { .dev = 3 };
 	uint8_t *p, *v0, *v1, *v3;
 	pthread_t th;
 	size_t i;
@@ -1053,7 +1048,7 @@ TEST(release_waits_for_another_devices_push_of_its_store)
 	for (i = 0; i < np; i++)
 		v3[i * pg + 100] = 0x33;
 	v0[(np - 1) * pg] = 0x42;
-	ASSERT_EQ(0, pthread_create(&th, NULL, slow_release, &r3));
+	ASSERT_EQ(0, pthread_create(&th, NULL, release_thread, &r3));
 	usleep(300000);		/* device 3's release has diffed every page */
 	ASSERT_EQ(0, gpsu_engine_user.fence_mask(1ULL << 0, false));
 	EXPECT_EQ(0x42, v1[(np - 1) * pg]);
