@@ -3,8 +3,10 @@
 #define _GNU_SOURCE
 #include <numa.h>
 #include <sched.h>
+#include <signal.h>
 
 #include "cpus.h"
+#include "gpsu.h"
 
 int gpsu_cpus_of(int node, int share, int shares, int *cpus, int max)
 {
@@ -51,4 +53,28 @@ int gpsu_cpus_of(int node, int share, int shares, int *cpus, int max)
 		n = k;
 	}
 	return n;
+}
+
+int gpsu_cpus_thread(pthread_t *t, int node, int share, int shares,
+		     void *(*fn)(void *), void *arg)
+{
+	int cpus[GPS_MAX_DEVICE_CPUS];
+	pthread_attr_t attr;
+	sigset_t all, old;
+	cpu_set_t set;
+	int i, n, ret;
+
+	n = gpsu_cpus_of(node, share, shares, cpus, GPS_MAX_DEVICE_CPUS);
+	CPU_ZERO(&set);
+	for (i = 0; i < n; i++)
+		if (cpus[i] < CPU_SETSIZE)
+			CPU_SET(cpus[i], &set);
+	pthread_attr_init(&attr);
+	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	ret = pthread_create(t, &attr, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	return ret;
 }

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The CPUs of a device: the context pins a device's threads to them, the
- * native engine its push thread (lib/cpus.c).
+ * native engine its push thread and fence helpers (lib/cpus.c).
  */
 #ifndef GPSU_CPUS_H
 #define GPSU_CPUS_H
+
+#include <pthread.h>
 
 /*
  * The CPUs of @node this process may run on, into @cpus (at most @max);
@@ -14,5 +16,13 @@
  * Returns how many, at least 1.
  */
 int gpsu_cpus_of(int node, int share, int shares, int *cpus, int max);
+
+/*
+ * A thread of the library's own running @fn(@arg) on those CPUs, with
+ * every signal blocked (the program's signals are for its own threads).
+ * 0 or an errno.
+ */
+int gpsu_cpus_thread(pthread_t *t, int node, int share, int shares,
+		     void *(*fn)(void *), void *arg);
 
 #endif /* GPSU_CPUS_H */

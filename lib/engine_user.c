@@ -63,6 +63,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpus.h"
 #include "engine.h"
 #include "engine_user.h"
 
@@ -74,6 +75,7 @@
 
 #define GPSU_USER_DEVICES	4	/* on a machine with one node */
 #define GPSU_USER_STRIPES	64	/* page locks of an allocation */
+#define GPSU_USER_HELP_MIN	8	/* pages of a fence worth a helper */
 
 struct gpsu_user_dev {
 	pthread_mutex_t lock;		/* harvest and queue (engine_user.h) */
@@ -82,7 +84,19 @@ struct gpsu_user_dev {
 	unsigned int block_size;	/* of the queue's blocks and diffs */
 	int node;
 	int share, shares;
+	int ncpus;			/* its CPUs (cpus.c) */
 	uint64_t link_busy;		/* link busy until (ns), under lock */
+	/* a fence's written pages and its helpers' harvests, under lock */
+	struct gpsu_user_item *items;
+	size_t nitems, cap;
+	struct gpsu_harvest *hs[GPSU_HELP_MAX + 1];
+};
+
+/* A written page a fence found: diffed and pushed by it or a helper. */
+struct gpsu_user_item {
+	struct gpsu_user_alloc *ua;
+	int view;
+	size_t page;
 };
 
 /* One allocation's engine state (struct gpsu_alloc.engine). */
@@ -220,6 +234,7 @@ static int gpsu_user_devices(void)
 
 static gpsError_t gpsu_user_open(struct gpsu_engine_info *info)
 {
+	static int cpus[GPS_MAX_DEVICE_CPUS];	/* the library's init */
 	const char *why = NULL;
 	unsigned int cap, block;
 	int d, ret;
@@ -263,6 +278,9 @@ static gpsError_t gpsu_user_open(struct gpsu_engine_info *info)
 			return gpsErrorMemoryAllocation;
 		}
 		dev->block_size = block;
+		dev->ncpus = gpsu_cpus_of(dev->node, dev->share, dev->shares,
+					  cpus, GPS_MAX_DEVICE_CPUS);
+		gpsu_user_help_init(d, dev->node, dev->share, dev->shares);
 		gps_queue_init(&dev->q, dev->qmem, cap,
 			       (unsigned int)gpsu_user_knob(GPSU_K(queue_watermark)),
 			       block);
@@ -290,8 +308,20 @@ static void gpsu_user_close(void)
 	int d;
 
 	gpsu_user_threads_stop();
+	gpsu_user_help_stop();
 	gpsu_user_publish_stop();
 	for (d = 0; d < gpsu_user.ndev; d++) {
+		struct gpsu_user_dev *dev = &gpsu_user.dev[d];
+		int w;
+
+		for (w = 1; w <= GPSU_HELP_MAX; w++) {
+			free(dev->hs[w]);
+			dev->hs[w] = NULL;
+		}
+		free(dev->items);
+		dev->items = NULL;
+		dev->nitems = 0;
+		dev->cap = 0;
 		free(gpsu_user.dev[d].qmem);
 		gpsu_user.dev[d].qmem = NULL;
 		pthread_mutex_destroy(&gpsu_user.dev[d].lock);
@@ -707,6 +737,8 @@ struct gpsu_harvest {
 	struct gps_qstat qst;
 	uint64_t now;
 	uint64_t written, changed, bytes, blocks, early, scan_ns;
+	uint64_t bulk, helped;		/* blocks past the queue; pages */
+	bool collect;			/* a fence's scan: list, diff later */
 	struct gps_diff df;
 };
 
@@ -766,21 +798,26 @@ static void gpsu_user_push(void *ctx, const struct gps_qspan *span)
 	pthread_mutex_unlock(l);
 }
 
-/* A written page of the harvested view: diff, queue what changed. */
-static void gpsu_user_page(void *ctx, size_t page)
+/*
+ * Small page @page of @ua, written through view @view: diffed, and what
+ * changed queued, or pushed at once (@direct: a helped fence's; or a
+ * page with bulk_blocks changed blocks or more, as the driver's bulk
+ * path, counted as blocks_bulk).
+ */
+static void gpsu_user_diff_one(struct gpsu_harvest *h,
+			       struct gpsu_user_alloc *ua, int view,
+			       size_t page, bool direct)
 {
-	struct gpsu_harvest *h = ctx;
-	struct gpsu_user_alloc *ua = h->ua;
-	int r;
-	size_t at;
-	pthread_mutex_t *l;
+	unsigned int bulk = (unsigned int)gpsu_user_knob(GPSU_K(bulk_blocks));
+	int r = *gpsu_user_mapp(ua, view, page * PAGE_SIZE / ua->ps);
+	size_t at = (size_t)r * ua->len + page * PAGE_SIZE;
+	pthread_mutex_t *l = gpsu_user_plock(ua, page);
+	struct gps_qspan span = {
+		.owner = ua, .page = gpsu_user_qpage(ua, r, page),
+		.mask = h->df.mask, .lo = 0, .hi = PAGE_SIZE,
+	};
 	unsigned int n;
 
-	page += h->page0;
-	r = *gpsu_user_mapp(ua, h->view, page * PAGE_SIZE / ua->ps);
-	at = (size_t)r * ua->len + page * PAGE_SIZE;
-	l = gpsu_user_plock(ua, page);
-	h->written++;
 	pthread_mutex_lock(l);
 	n = gps_diff_page(&h->df, ua->back + at, ua->twin + at,
 			  gpsu_user.dev[h->dev].block_size, true);
@@ -788,18 +825,50 @@ static void gpsu_user_page(void *ctx, size_t page)
 	if (!n)
 		return;
 	h->changed++;
-	if (!gps_queue_add(&gpsu_user.dev[h->dev].q, ua,
-			   gpsu_user_qpage(ua, r, page), h->df.mask,
-			   h->df.blocks, h->now, gpsu_user_push, h, &h->qst)) {
+	span.blocks = n;
+	if (direct || (bulk && n >= bulk)) {
+		gpsu_user_push(h, &span);
+		h->bulk += n;
+		return;
+	}
+	if (!gps_queue_add(&gpsu_user.dev[h->dev].q, ua, span.page,
+			   h->df.mask, h->df.blocks, h->now, gpsu_user_push, h,
+			   &h->qst)) {
 		/* refused (a broken push): past the queue, or it is lost */
-		struct gps_qspan span = {
-			.owner = ua, .page = gpsu_user_qpage(ua, r, page),
-			.mask = h->df.mask,
-			.lo = 0, .hi = PAGE_SIZE, .blocks = n, .early = true,
-		};
-
+		span.early = true;
 		gpsu_user_push(h, &span);
 	}
+}
+
+/*
+ * A written page of the harvested view (gpsu_capture_harvest()'s
+ * callback): diffed now, or, in a fence's scan, listed for the fence
+ * and its helpers (kept inline where the list cannot grow).
+ */
+static void gpsu_user_page(void *ctx, size_t page)
+{
+	struct gpsu_harvest *h = ctx;
+	struct gpsu_user_dev *dev = &gpsu_user.dev[h->dev];
+
+	page += h->page0;
+	h->written++;
+	if (h->collect && dev->nitems == dev->cap) {
+		size_t cap = dev->cap ? 2 * dev->cap : 256;
+		struct gpsu_user_item *v = realloc(dev->items,
+						   cap * sizeof(*v));
+
+		if (v) {
+			dev->items = v;
+			dev->cap = cap;
+		}
+	}
+	if (h->collect && dev->nitems < dev->cap) {
+		dev->items[dev->nitems++] = (struct gpsu_user_item){
+			.ua = h->ua, .view = h->view, .page = page,
+		};
+		return;
+	}
+	gpsu_user_diff_one(h, h->ua, h->view, page, false);
 }
 
 /*
@@ -877,6 +946,8 @@ static void gpsu_user_account(int d, const struct gpsu_harvest *h,
 	gpsu_user_count(d, GPSU_S(blocks_pushed_early), h->early);
 	gpsu_user_count(d, GPSU_S(bytes_pushed), h->bytes);
 	gpsu_user_count(d, GPSU_S(protect_ns), h->scan_ns);
+	gpsu_user_count(d, GPSU_S(blocks_bulk), h->bulk);
+	gpsu_user_count(d, GPSU_S(pages_helped), h->helped);
 	gpsu_user_count_max(d, GPSU_S(queue_hwm), h->qst.held);
 
 	GPSU_STAT_ADD(scans, scans);
@@ -904,6 +975,69 @@ static struct gpsu_harvest *gpsu_user_harvest_new(int d)
 	return h;
 }
 
+/* What the workers of a helped batch share. */
+struct gpsu_user_batch {
+	struct gpsu_user_dev *dev;
+	bool direct;			/* helped: every page past the queue */
+};
+
+static void gpsu_user_help_page(void *ctx, int worker, size_t i)
+{
+	struct gpsu_user_batch *b = ctx;
+	const struct gpsu_user_item *it = &b->dev->items[i];
+	struct gpsu_harvest *h = b->dev->hs[worker];
+
+	gpsu_user_diff_one(h, it->ua, it->view, it->page, b->direct);
+	if (worker)
+		h->helped++;
+}
+
+/*
+ * The pages a fence of device @d listed (dev->items), diffed and pushed
+ * by @h's caller and, where fence_threads and the batch allow, by the
+ * device's helpers side by side (the driver's fence helpers: then every
+ * changed page goes past the queue, which is the lock holder's; none
+ * with bulk_blocks 0, the paper's queue for every block). Their counts
+ * go into @h. dev->lock held.
+ */
+static void gpsu_user_help_batch(int d, struct gpsu_harvest *h)
+{
+	struct gpsu_user_dev *dev = &gpsu_user.dev[d];
+	unsigned int ft = (unsigned int)gpsu_user_knob(GPSU_K(fence_threads));
+	struct gpsu_user_batch b = { .dev = dev };
+	int helpers = (int)(ft ? ft : (unsigned int)dev->ncpus) - 1, w, n;
+
+	if (!gpsu_user_knob(GPSU_K(bulk_blocks)) ||
+	    dev->nitems < GPSU_USER_HELP_MIN)
+		helpers = 0;
+	if (helpers > GPSU_HELP_MAX)
+		helpers = GPSU_HELP_MAX;
+	for (w = 1; w <= helpers; w++) {
+		if (!dev->hs[w])
+			dev->hs[w] = malloc(sizeof(*dev->hs[w]));
+		if (!dev->hs[w])
+			break;
+		gpsu_user_harvest_reset(dev->hs[w], d);
+		dev->hs[w]->now = h->now;
+	}
+	helpers = w - 1;
+	b.direct = helpers > 0;
+	dev->hs[0] = h;
+	n = gpsu_user_help_run(d, helpers, gpsu_user_help_page, &b,
+			       dev->nitems);
+	for (w = 1; w <= n; w++) {
+		const struct gpsu_harvest *x = dev->hs[w];
+
+		h->changed += x->changed;
+		h->bytes += x->bytes;
+		h->blocks += x->blocks;
+		h->bulk += x->bulk;
+		h->helped += x->helped;
+	}
+	dev->hs[0] = NULL;
+	dev->nitems = 0;
+}
+
 /*
  * Harvests device @d (its views, and with @host the host views of the
  * allocations it is the home of; @own false: those alone), then drains
@@ -921,7 +1055,10 @@ static int gpsu_user_fence_dev(int d, bool own, bool host, uint64_t *until)
 		return ENOMEM;
 	pthread_mutex_lock(&dev->lock);
 	h->now = gpsu_user_now();
+	h->collect = true;
 	ret = gpsu_user_collect(d, own, host, h, &host_written, &scans);
+	h->collect = false;
+	gpsu_user_help_batch(d, h);
 	t0 = gpsu_user_now();
 	while (gps_queue_push_oldest(&dev->q, ~0U, h->now, 0, false,
 				     gpsu_user_push, h))
@@ -1733,6 +1870,27 @@ int gpsu_user_queues_reconfigure(unsigned int capacity,
 	return ret;
 }
 
+/* A knob set; a change of the rule of rounds wakes the push threads. */
+static int gpsu_user_knob_set_op(int i, uint64_t v)
+{
+	static const int rule[] = { GPSU_K(harvest_interval_us),
+				    GPSU_K(harvest_ahead),
+				    GPSU_K(link_bandwidth) };
+	uint64_t before[3];
+	size_t k;
+	int ret;
+
+	for (k = 0; k < 3; k++)
+		before[k] = gpsu_user_knob(rule[k]);
+	ret = gpsu_user_knob_set(i, v);
+	for (k = 0; !ret && k < 3; k++)
+		if (gpsu_user_knob(rule[k]) != before[k]) {
+			gpsu_user_threads_kick();
+			break;
+		}
+	return ret;
+}
+
 const struct gpsu_engine_ops gpsu_engine_user = {
 	.name = "user",
 	.kind = gpsEngineNative,
@@ -1755,6 +1913,6 @@ const struct gpsu_engine_ops gpsu_engine_user = {
 	.ring_reap = gpsu_user_ring_reap,
 	.ring_pending = gpsu_user_ring_pending,
 	.knob_get = gpsu_user_knob_get,
-	.knob_set = gpsu_user_knob_set,
+	.knob_set = gpsu_user_knob_set_op,
 	.counter = gpsu_user_counter,
 };

@@ -8,6 +8,8 @@
  *                          PROT_NONE, routed to the range's callback
  *                          (tracking, managed memory on fault); holds
  *   engine_user_ring.c     asynchronous fences: a thread per ring
+ *   engine_user_thread.c   push threads: a round per interval
+ *   engine_user_help.c     fence helpers: a batch on the device's CPUs
  *   engine_user.c          devices, replicas and twins, subscriptions,
  *                          harvest, push, fences, tracking, the ops
  *                          table (over the pure core: core/gps_diff,
@@ -25,7 +27,9 @@
  *                                   fence)
  *     dev->lock                     device d's harvest and its queue
  *                                   (the driver's harvest_lock); one at
- *                                   a time
+ *                                   a time. A fence's helpers work
+ *                                   under the fence's allocs_lock and
+ *                                   dev->lock and take only page locks
  *       ua->plock[p % 64]           small page p of every replica and
  *                                   twin of one allocation: its diff, and
  *                                   the pushes and copies into it (the
@@ -156,6 +160,25 @@ int gpsu_user_thread_start(int d, int node, int share, int shares,
 void gpsu_user_threads_stop(void);
 /* The push threads look at the knobs again (a knob of rounds changed). */
 void gpsu_user_threads_kick(void);
+/* ---- fence helpers (engine_user_help.c) ----------------------------- */
+
+/* Helper threads of a device at most (the driver's: a node's CPUs but one). */
+#define GPSU_HELP_MAX	15
+/* Item @i of a helped batch, by worker @worker (0: the caller). */
+typedef void (*gpsu_user_help_fn)(void *ctx, int worker, size_t i);
+/* Device @d's helpers will run on its CPUs (its node's, share @share). */
+void gpsu_user_help_init(int d, int node, int share, int shares);
+/*
+ * @fn for every item below @items, by the caller and up to @helpers of
+ * device @d's helpers (made on first need), each taking the next item;
+ * returns when every item is done: the number of helpers that worked
+ * (workers 1 to it). The caller holds dev->lock: one batch per device.
+ */
+int gpsu_user_help_run(int d, int helpers, gpsu_user_help_fn fn, void *ctx,
+		       size_t items);
+/* Every device's helpers stopped and joined. */
+void gpsu_user_help_stop(void);
+
 /* What a new link_bandwidth or link_latency_ns owes: nothing yet. */
 void gpsu_user_link_reset(void);
 

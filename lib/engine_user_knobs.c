@@ -47,14 +47,12 @@ static const struct {
 	uint64_t value;
 } gpsu_user_fixed[] = {
 	{ GPSU_K(dirty_wake), (uint64_t)-1 },
-	{ GPSU_K(bulk_blocks), 0 },		/* every block queued */
 	{ GPSU_K(max_bytes), 0 },		/* no node budgets */
 	{ GPSU_K(node_max_bytes), 0 },
 	{ GPSU_K(node_reserve_bytes), 0 },
 	{ GPSU_K(track_policy), (uint64_t)-1 },	/* "touched" */
 	{ GPSU_K(capture_bytes), 4096 },		/* PAGEMAP_SCAN's page */
 	{ GPSU_K(keep_writable_ms), 0 },		/* protected at each scan */
-	{ GPSU_K(fence_threads), 1 },		/* the caller alone */
 	{ GPSU_K(um_thrash_threshold), 0 },	/* moves on every fault */
 	{ GPSU_K(um_thrash_epoch_ms), (uint64_t)-1 },
 	{ GPSU_K(um_pin_ms), 0 },
@@ -70,6 +68,7 @@ static const int gpsu_user_kept[] = {
 	GPSU_S(queue_hwm),
 	GPSU_S(replica_pages), GPSU_S(twin_pages), GPSU_S(link_wait_ns),
 	GPSU_S(queue_capacity), GPSU_S(thread_rounds),
+	GPSU_S(blocks_bulk), GPSU_S(pages_helped),
 };
 
 static struct {
@@ -151,7 +150,6 @@ int gpsu_user_knob_get(int i, uint64_t *v)
 int gpsu_user_knob_set(int i, uint64_t v)
 {
 	uint64_t vals[GPSU_NKNOBS], held;
-	bool rounds;
 	int ret, k;
 
 	pthread_mutex_lock(&gpsu_uk.lock);
@@ -176,19 +174,10 @@ int gpsu_user_knob_set(int i, uint64_t v)
 		     vals[GPSU_K(link_latency_ns)] !=
 		     gpsu_user_knob(GPSU_K(link_latency_ns))))
 		gpsu_user_link_reset();	/* the driver's gps_link_reset() */
-	rounds = vals[GPSU_K(harvest_interval_us)] !=
-		 gpsu_user_knob(GPSU_K(harvest_interval_us)) ||
-		 vals[GPSU_K(harvest_ahead)] !=
-		 gpsu_user_knob(GPSU_K(harvest_ahead)) ||
-		 vals[GPSU_K(link_bandwidth)] !=
-		 gpsu_user_knob(GPSU_K(link_bandwidth));
 	if (!ret)
 		for (k = 0; k < GPSU_NKNOBS; k++)
 			__atomic_store_n(&gpsu_uk.knob[k], vals[k],
 					 __ATOMIC_RELAXED);
-	/* the push threads follow the rule of rounds at once */
-	if (!ret && rounds)
-		gpsu_user_threads_kick();
 	/* the publisher shows it at once */
 	if (!ret)
 		pthread_cond_signal(&gpsu_uk.wake);

@@ -92,12 +92,8 @@ static void *gpsu_thread_main(void *arg)
 int gpsu_user_thread_start(int d, int node, int share, int shares,
 			   gpsu_user_round_fn round)
 {
-	static int cpus[GPS_MAX_DEVICE_CPUS];
 	pthread_condattr_t ca;
-	pthread_attr_t attr;
-	sigset_t all, old;
-	cpu_set_t set;
-	int i, n, ret;
+	int ret;
 
 	if (!gpsu_thr.ready) {
 		pthread_condattr_init(&ca);
@@ -108,20 +104,8 @@ int gpsu_user_thread_start(int d, int node, int share, int shares,
 		gpsu_thr.stop = false;
 	}
 	gpsu_thr.round = round;
-	n = gpsu_cpus_of(node, share, shares, cpus, GPS_MAX_DEVICE_CPUS);
-	CPU_ZERO(&set);
-	for (i = 0; i < n; i++)
-		if (cpus[i] < CPU_SETSIZE)
-			CPU_SET(cpus[i], &set);
-	pthread_attr_init(&attr);
-	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-	/* the program's signals are for its own threads */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	ret = pthread_create(&gpsu_thr.t[gpsu_thr.n], &attr, gpsu_thread_main,
-			     (void *)(intptr_t)d);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
+	ret = gpsu_cpus_thread(&gpsu_thr.t[gpsu_thr.n], node, share, shares,
+			       gpsu_thread_main, (void *)(intptr_t)d);
 	if (!ret)
 		gpsu_thr.n++;
 	return ret;

@@ -25,7 +25,8 @@
  * default on the native engine; off on the driver, whose knobs are the
  * machine's) thread 0 turns the link model on and off at random between
  * rounds, with a harvest interval of 100 us, so that rounds of the push
- * threads harvest and push while the stores and changes go on.
+ * threads harvest and push while the stores and changes go on, and
+ * fence_threads between 4 and 1, so that fences are helped or not.
  *
  * Bounded in time: GPSU_TORTURE_SECS (default 3) seconds of rounds;
  * GPSU_TORTURE_THREADS threads per device (default 2); GPSU_TORTURE_SEED.
@@ -256,11 +257,17 @@ static void *tt_thread(void *p)
 		if (a->g == 0) {
 			t->racing = tt_rand(&rng) % 3 == 0;
 			t->last = tt_now() >= t->deadline_ns;
-			if (t->push_toggle)
+			if (t->push_toggle) {
 				tt_check(t, gpsSetKnob("link_bandwidth",
 						       tt_rand(&rng) % 2 ?
 						       TT_LINK : 0),
 					 "gpsSetKnob(link_bandwidth)");
+				/* fence helpers, whatever the CPUs */
+				tt_check(t, gpsSetKnob("fence_threads",
+						       tt_rand(&rng) % 2 ?
+						       4 : 1),
+					 "gpsSetKnob(fence_threads)");
+			}
 			if (tt_rand(&rng) % 4 == 0) {
 				gpsError_t e = gpsTrackingStart();
 
@@ -303,13 +310,14 @@ static void *tt_thread(void *p)
 }
 
 /* The push threads' rounds on every device so far. */
-static unsigned long long tt_thread_rounds(int ndev)
+/* Counter @name summed over the devices. */
+static unsigned long long tt_counter(const char *name, int ndev)
 {
 	unsigned long long sum = 0, v;
 	int d;
 
 	for (d = 0; d < ndev; d++)
-		if (gpsDeviceGetCounter(&v, "thread_rounds", d) == gpsSuccess)
+		if (gpsDeviceGetCounter(&v, name, d) == gpsSuccess)
 			sum += v;
 	return sum;
 }
@@ -336,6 +344,7 @@ TEST_F_TIMEOUT(tt, no_published_store_lost, 7200)
 	pthread_t th[TT_MAX_THREADS];
 	const char *engine = "?", *push;
 	unsigned long long link0 = 0, interval0 = 0, rounds0 = 0, rounds1;
+	unsigned long long threads0 = 0, helped0 = 0;
 	gpsEngine eng;
 	struct tt *t;
 	int ndev, i, g, d;
@@ -363,8 +372,10 @@ TEST_F_TIMEOUT(tt, no_published_store_lost, 7200)
 		ASSERT_EQ(gpsSuccess, gpsGetKnob(&link0, "link_bandwidth"));
 		ASSERT_EQ(gpsSuccess, gpsGetKnob(&interval0,
 						 "harvest_interval_us"));
+		ASSERT_EQ(gpsSuccess, gpsGetKnob(&threads0, "fence_threads"));
 		ASSERT_EQ(gpsSuccess, gpsSetKnob("harvest_interval_us", 100));
-		rounds0 = tt_thread_rounds(ndev);
+		rounds0 = tt_counter("thread_rounds", ndev);
+		helped0 = tt_counter("pages_helped", ndev);
 	}
 
 	for (i = 0; i < TT_ALLOCS; i++) {
@@ -405,13 +416,15 @@ TEST_F_TIMEOUT(tt, no_published_store_lost, 7200)
 	}
 	for (g = 0; g < t->nthr; g++)
 		pthread_join(th[g], NULL);
-	rounds1 = t->push_toggle ? tt_thread_rounds(ndev) : 0;
+	rounds1 = t->push_toggle ? tt_counter("thread_rounds", ndev) : 0;
 	if (t->push_toggle) {
 		EXPECT_EQ(gpsSuccess, gpsSetKnob("link_bandwidth", link0));
 		EXPECT_EQ(gpsSuccess, gpsSetKnob("harvest_interval_us",
 						 interval0));
-		printf("# push threads toggled: %llu rounds of theirs\n",
-		       rounds1 - rounds0);
+		EXPECT_EQ(gpsSuccess, gpsSetKnob("fence_threads", threads0));
+		printf("# push threads and fence helpers toggled: %llu rounds, %llu pages helped\n",
+		       rounds1 - rounds0,
+		       tt_counter("pages_helped", ndev) - helped0);
 		EXPECT_LT(rounds0, rounds1);
 	}
 

@@ -93,10 +93,11 @@ TEST(defaults)
 	ASSERT_EQ(511, knob("queue_watermark"));
 	ASSERT_EQ(0, knob("link_bandwidth"));
 	ASSERT_EQ(0, knob("link_latency_ns"));
-	/* a push thread as the driver's; every block queued */
+	/* a push thread, the bulk path and fence helpers as the driver's */
 	ASSERT_EQ(1000, knob("harvest_interval_us"));
 	ASSERT_EQ(0, knob("harvest_ahead"));
-	ASSERT_EQ(0, knob("bulk_blocks"));
+	ASSERT_EQ(16, knob("bulk_blocks"));
+	ASSERT_EQ(0, knob("fence_threads"));
 	ASSERT_EQ(0, knob("track_policy"));	/* "touched" */
 }
 
@@ -124,10 +125,10 @@ TEST(refusals)
 	ASSERT_EQ(511, knob("queue_watermark"));
 	/* valid for the driver, not honoured here */
 	ASSERT_EQ(gpsErrorNotSupported, gpsSetKnob("track_policy", 1));
-	ASSERT_EQ(gpsErrorNotSupported, gpsSetKnob("bulk_blocks", 16));
-	ASSERT_EQ(0, knob("bulk_blocks"));
+	ASSERT_EQ(gpsErrorNotSupported, gpsSetKnob("keep_writable_ms", 100));
+	ASSERT_EQ(0, knob("keep_writable_ms"));
 	/* what it does already is accepted */
-	ASSERT_EQ(gpsSuccess, gpsSetKnob("bulk_blocks", 0));
+	ASSERT_EQ(gpsSuccess, gpsSetKnob("keep_writable_ms", 0));
 	/* counters */
 	ASSERT_EQ(gpsErrorInvalidValue, gpsDeviceGetCounter(&v, "nope", 0));
 	ASSERT_EQ(gpsErrorInvalidValue, gpsDeviceGetCounter(NULL, "fences", 0));
@@ -177,7 +178,7 @@ TEST(environment_not_honoured)
 	int n;
 
 	use_native();
-	setenv("GPSU_KNOB_bulk_blocks", "16", 1);
+	setenv("GPSU_KNOB_keep_writable_ms", "100", 1);
 	ASSERT_NE(gpsSuccess, gpsGetDeviceCount(&n));
 }
 
@@ -259,6 +260,95 @@ TEST(queue_capacity_honoured)
 	e1 = counter("blocks_pushed_early", 2);
 	ASSERT_LT(0, e1 - e0);
 	ASSERT_EQ(2, p[7 * 4096]);
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
+/*
+ * bulk_blocks: a page with that many changed blocks or more goes past
+ * the queue at once (blocks_bulk), a sparser one into it; 0 queues all.
+ */
+TEST(bulk_blocks_honoured)
+{
+	unsigned long long q0, b0;
+	char *p, *v;
+
+	use_native();
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 1 << 20, 0));
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(2));
+	v = gpsDevicePtr(p);
+	ASSERT_NE(NULL, v);
+	q0 = counter("blocks_queued", 2);
+	b0 = counter("blocks_bulk", 2);
+	memset(v, 1, 4096);		/* 32 blocks of 128 bytes */
+	v[8192] = 1;			/* one */
+	ASSERT_EQ(gpsSuccess, gpsDeviceSynchronize());
+	ASSERT_EQ(32, counter("blocks_bulk", 2) - b0);
+	ASSERT_EQ(1, counter("blocks_queued", 2) - q0);
+	ASSERT_EQ(gpsSuccess, gpsSetKnob("bulk_blocks", 0));
+	memset(v, 2, 4096);
+	ASSERT_EQ(gpsSuccess, gpsDeviceSynchronize());
+	ASSERT_EQ(32, counter("blocks_bulk", 2) - b0);
+	ASSERT_EQ(33, counter("blocks_queued", 2) - q0);
+	ASSERT_EQ(2, p[4095]);
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
+/*
+ * fence_threads: a release of many written pages is diffed and pushed by
+ * the fence and its helpers side by side (pages_helped), every page past
+ * the queue, and every store arrives; 1, or bulk_blocks 0, the fence
+ * alone through the queue. Pushes slowed by GPSU_TEST_PUSH_DELAY_US, so
+ * helpers join on any load.
+ */
+TEST(fence_threads_honoured)
+{
+	const size_t pages = 48;
+	unsigned long long h0, q0;
+	size_t i;
+	char *p, *v;
+	int pass;
+
+	use_native();
+	setenv("GPSU_TEST_PUSH_DELAY_US", "2000", 1);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, pages * 4096, 0));
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(2));
+	v = gpsDevicePtr(p);
+	ASSERT_NE(NULL, v);
+	ASSERT_EQ(gpsSuccess, gpsSetKnob("fence_threads", 4));
+	for (pass = 1; pass <= 3; pass++) {
+		if (pass == 2)
+			ASSERT_EQ(gpsSuccess, gpsSetKnob("fence_threads", 1));
+		if (pass == 3) {
+			ASSERT_EQ(gpsSuccess, gpsSetKnob("fence_threads", 4));
+			ASSERT_EQ(gpsSuccess, gpsSetKnob("bulk_blocks", 0));
+		}
+		h0 = counter("pages_helped", 2);
+		q0 = counter("blocks_queued", 2);
+		for (i = 0; i < pages; i++)
+			v[i * 4096 + pass] = (char)(i + pass);
+		ASSERT_EQ(gpsSuccess, gpsDeviceSynchronize());
+		if (pass == 1) {
+			EXPECT_LT(h0, counter("pages_helped", 2));
+			EXPECT_EQ(q0, counter("blocks_queued", 2));
+		} else {
+			EXPECT_EQ(h0, counter("pages_helped", 2));
+			EXPECT_EQ(q0 + pages, counter("blocks_queued", 2));
+		}
+		for (i = 0; i < pages; i++) {
+			int d;
+
+			for (d = 0; d < NDEV; d++) {
+				char *w;
+
+				ASSERT_EQ(gpsSuccess, gpsSetDevice(d));
+				w = gpsDevicePtr(p);
+				ASSERT_EQ((char)(i + pass), w[i * 4096 + pass])
+					TH_LOG("pass %d page %zu device %d",
+					       pass, i, d);
+			}
+		}
+		ASSERT_EQ(gpsSuccess, gpsSetDevice(2));
+	}
 	ASSERT_EQ(gpsSuccess, gpsFree(p));
 }
 
