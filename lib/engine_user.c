@@ -790,7 +790,9 @@ static void gpsu_user_push(void *ctx, const struct gps_qspan *span)
 				from, mask, n);
 		gps_bytes_blend((u8 *)ua->twin + (size_t)r * ua->len + at + lo,
 				from, mask, n);
-		h->bytes += n;
+		/* the blocks sent, not the span: a page's has gaps */
+		h->bytes += (uint64_t)span->blocks *
+			    gpsu_user.dev[h->dev].block_size;
 		h->blocks += span->blocks;
 		if (span->early)
 			h->early += span->blocks;

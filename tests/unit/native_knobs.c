@@ -269,8 +269,9 @@ TEST(queue_capacity_honoured)
  */
 TEST(bulk_blocks_honoured)
 {
-	unsigned long long q0, b0;
+	unsigned long long q0, b0, y0;
 	char *p, *v;
+	int i;
 
 	use_native();
 	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 1 << 20, 0));
@@ -290,6 +291,15 @@ TEST(bulk_blocks_honoured)
 	ASSERT_EQ(32, counter("blocks_bulk", 2) - b0);
 	ASSERT_EQ(33, counter("blocks_queued", 2) - q0);
 	ASSERT_EQ(2, p[4095]);
+	/* every other block: 16 go at once, counted as 16, not the page */
+	ASSERT_EQ(gpsSuccess, gpsSetKnob("bulk_blocks", 16));
+	y0 = counter("bytes_pushed", 2);
+	for (i = 0; i < 32; i += 2)
+		v[i * 128 + 5] = 3;
+	ASSERT_EQ(gpsSuccess, gpsDeviceSynchronize());
+	ASSERT_EQ(48, counter("blocks_bulk", 2) - b0);
+	ASSERT_EQ((NDEV - 1) * 16 * 128, counter("bytes_pushed", 2) - y0);
+	ASSERT_EQ(3, p[30 * 128 + 5]);
 	ASSERT_EQ(gpsSuccess, gpsFree(p));
 }
 
@@ -303,7 +313,7 @@ TEST(bulk_blocks_honoured)
 TEST(fence_threads_honoured)
 {
 	const size_t pages = 48;
-	unsigned long long h0, q0;
+	unsigned long long h0, q0, y0;
 	size_t i;
 	char *p, *v;
 	int pass;
@@ -324,9 +334,13 @@ TEST(fence_threads_honoured)
 		}
 		h0 = counter("pages_helped", 2);
 		q0 = counter("blocks_queued", 2);
+		y0 = counter("bytes_pushed", 2);
 		for (i = 0; i < pages; i++)
 			v[i * 4096 + pass] = (char)(i + pass);
 		ASSERT_EQ(gpsSuccess, gpsDeviceSynchronize());
+		/* one block a page, helped or not, to each other device */
+		EXPECT_EQ((NDEV - 1) * pages * 128,
+			  counter("bytes_pushed", 2) - y0);
 		if (pass == 1) {
 			EXPECT_LT(h0, counter("pages_helped", 2));
 			EXPECT_EQ(q0, counter("blocks_queued", 2));
