@@ -55,26 +55,34 @@ int gpsu_cpus_of(int node, int share, int shares, int *cpus, int max)
 	return n;
 }
 
-int gpsu_cpus_thread(pthread_t *t, int node, int share, int shares,
-		     void *(*fn)(void *), void *arg)
+int gpsu_cpus_set(int node, int share, int shares, cpu_set_t *set)
 {
 	int cpus[GPS_MAX_DEVICE_CPUS];
-	pthread_attr_t attr;
-	sigset_t all, old;
-	cpu_set_t set;
-	int i, n, ret;
+	int i, n = gpsu_cpus_of(node, share, shares, cpus,
+				GPS_MAX_DEVICE_CPUS);
 
-	n = gpsu_cpus_of(node, share, shares, cpus, GPS_MAX_DEVICE_CPUS);
-	CPU_ZERO(&set);
+	CPU_ZERO(set);
 	for (i = 0; i < n; i++)
 		if (cpus[i] < CPU_SETSIZE)
-			CPU_SET(cpus[i], &set);
+			CPU_SET(cpus[i], set);
+	return n;
+}
+
+int gpsu_cpus_thread(pthread_t *t, const cpu_set_t *set, const char *name,
+		     void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	int ret;
+
 	pthread_attr_init(&attr);
-	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	pthread_attr_setaffinity_np(&attr, sizeof(*set), set);
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	ret = pthread_create(t, &attr, fn, arg);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
+	if (!ret)
+		pthread_setname_np(*t, name);	/* for top and the tests */
 	return ret;
 }

@@ -84,7 +84,8 @@ struct gpsu_user_dev {
 	unsigned int block_size;	/* of the queue's blocks and diffs */
 	int node;
 	int share, shares;
-	int ncpus;			/* its CPUs (cpus.c) */
+	int ncpus;			/* its CPUs (cpus.c), at open */
+	cpu_set_t cpus;
 	uint64_t link_busy;		/* link busy until (ns), under lock */
 	/* a fence's written pages and its helpers' harvests, under lock */
 	struct gpsu_user_item *items;
@@ -234,7 +235,6 @@ static int gpsu_user_devices(void)
 
 static gpsError_t gpsu_user_open(struct gpsu_engine_info *info)
 {
-	static int cpus[GPS_MAX_DEVICE_CPUS];	/* the library's init */
 	const char *why = NULL;
 	unsigned int cap, block;
 	int d, ret;
@@ -278,9 +278,9 @@ static gpsError_t gpsu_user_open(struct gpsu_engine_info *info)
 			return gpsErrorMemoryAllocation;
 		}
 		dev->block_size = block;
-		dev->ncpus = gpsu_cpus_of(dev->node, dev->share, dev->shares,
-					  cpus, GPS_MAX_DEVICE_CPUS);
-		gpsu_user_help_init(d, dev->node, dev->share, dev->shares);
+		dev->ncpus = gpsu_cpus_set(dev->node, dev->share, dev->shares,
+					   &dev->cpus);
+		gpsu_user_help_init(d, &dev->cpus);
 		gps_queue_init(&dev->q, dev->qmem, cap,
 			       (unsigned int)gpsu_user_knob(GPSU_K(queue_watermark)),
 			       block);
@@ -289,8 +289,7 @@ static gpsError_t gpsu_user_open(struct gpsu_engine_info *info)
 	for (d = 0; d < gpsu_user.ndev; d++) {
 		struct gpsu_user_dev *dev = &gpsu_user.dev[d];
 
-		if (gpsu_user_thread_start(d, dev->node, dev->share,
-					   dev->shares, gpsu_user_round)) {
+		if (gpsu_user_thread_start(d, &dev->cpus, gpsu_user_round)) {
 			gpsu_user_close();
 			return gpsErrorInitializationError;
 		}
@@ -1875,21 +1874,11 @@ int gpsu_user_queues_reconfigure(unsigned int capacity,
 /* A knob set; a change of the rule of rounds wakes the push threads. */
 static int gpsu_user_knob_set_op(int i, uint64_t v)
 {
-	static const int rule[] = { GPSU_K(harvest_interval_us),
-				    GPSU_K(harvest_ahead),
-				    GPSU_K(link_bandwidth) };
-	uint64_t before[3];
-	size_t k;
-	int ret;
+	bool rounds = false;
+	int ret = gpsu_user_knob_set(i, v, &rounds);
 
-	for (k = 0; k < 3; k++)
-		before[k] = gpsu_user_knob(rule[k]);
-	ret = gpsu_user_knob_set(i, v);
-	for (k = 0; !ret && k < 3; k++)
-		if (gpsu_user_knob(rule[k]) != before[k]) {
-			gpsu_user_threads_kick();
-			break;
-		}
+	if (rounds)
+		gpsu_user_threads_kick();
 	return ret;
 }
 

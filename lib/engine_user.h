@@ -48,6 +48,7 @@
 #ifndef GPSU_ENGINE_USER_H
 #define GPSU_ENGINE_USER_H
 
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -149,12 +150,12 @@ struct gpsu_user_stats {
 /* One round of device @d's push thread (engine_user.c). */
 typedef void (*gpsu_user_round_fn)(int d);
 /*
- * Device @d's push thread, on its CPUs (its node's, share @share of
- * @shares): while harvest_interval_us is set and the link is modelled
- * (link_bandwidth) or harvest_ahead is on, @round(@d) every interval;
- * else it idles. 0 or an errno.
+ * Device @d's push thread, on @cpus (the device's, cpus.h): while
+ * harvest_interval_us is set and the link is modelled (link_bandwidth)
+ * or harvest_ahead is on, @round(@d) every interval; else it sleeps.
+ * 0 or an errno.
  */
-int gpsu_user_thread_start(int d, int node, int share, int shares,
+int gpsu_user_thread_start(int d, const cpu_set_t *cpus,
 			   gpsu_user_round_fn round);
 /* Every push thread stopped and joined. */
 void gpsu_user_threads_stop(void);
@@ -166,8 +167,8 @@ void gpsu_user_threads_kick(void);
 #define GPSU_HELP_MAX	15
 /* Item @i of a helped batch, by worker @worker (0: the caller). */
 typedef void (*gpsu_user_help_fn)(void *ctx, int worker, size_t i);
-/* Device @d's helpers will run on its CPUs (its node's, share @share). */
-void gpsu_user_help_init(int d, int node, int share, int shares);
+/* Device @d's helpers will run on @cpus, the device's (cpus.h). */
+void gpsu_user_help_init(int d, const cpu_set_t *cpus);
 /*
  * @fn for every item below @items, by the caller and up to @helpers of
  * device @d's helpers (made on first need), each taking the next item;
@@ -192,7 +193,8 @@ int gpsu_user_knobs_init(int ndev);
 /* Knob @i (knob_table.h's GPSU_K_*) now. */
 uint64_t gpsu_user_knob(int i);
 int gpsu_user_knob_get(int i, uint64_t *v);
-int gpsu_user_knob_set(int i, uint64_t v);
+/* *@rounds: the rule of the push threads' rounds changed (kick them). */
+int gpsu_user_knob_set(int i, uint64_t v, bool *rounds);
 /* Counter @i (GPSU_S_*) of device @d: add @n; raise to @n. */
 void gpsu_user_count(int d, int i, uint64_t n);
 void gpsu_user_count_max(int d, int i, uint64_t n);

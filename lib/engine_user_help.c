@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "cpus.h"
 #include "engine.h"
@@ -39,7 +40,8 @@ struct gpsu_help_pool {
 	void *ctx;
 	size_t items;
 	atomic_size_t next;		/* the next item to take */
-	int node, share, shares;
+	int dev;
+	cpu_set_t cpus;			/* the device's, taken at open */
 };
 
 static struct gpsu_help_pool gpsu_help[GPSU_MAX_DEVICES];
@@ -86,15 +88,17 @@ static void *gpsu_help_main(void *arg)
 /* One more helper of @p, on the device's CPUs; 0 or an errno. */
 static int gpsu_help_spawn(struct gpsu_help_pool *p)
 {
-	int ret = gpsu_cpus_thread(&p->t[p->n], p->node, p->share, p->shares,
-				   gpsu_help_main, p);
+	char name[16];
+	int ret;
 
+	snprintf(name, sizeof(name), "gps-help%d", p->dev);
+	ret = gpsu_cpus_thread(&p->t[p->n], &p->cpus, name, gpsu_help_main, p);
 	if (!ret)
 		p->n++;
 	return ret;
 }
 
-void gpsu_user_help_init(int d, int node, int share, int shares)
+void gpsu_user_help_init(int d, const cpu_set_t *cpus)
 {
 	struct gpsu_help_pool *p = &gpsu_help[d];
 
@@ -106,9 +110,8 @@ void gpsu_user_help_init(int d, int node, int share, int shares)
 	p->gen = 0;
 	p->slots = 0;
 	p->active = 0;
-	p->node = node;
-	p->share = share;
-	p->shares = shares;
+	p->dev = d;
+	p->cpus = *cpus;
 	if (d + 1 > gpsu_help_ndev)
 		gpsu_help_ndev = d + 1;
 }

@@ -7,9 +7,9 @@
  * $GPSU_KNOB_<name> when set at start. The knobs the engine honours take
  * any value the driver would take (page_size, block_size, queue_capacity,
  * queue_watermark, link_bandwidth, link_latency_ns, harvest_interval_us,
- * harvest_ahead); every other knob holds what the engine does
- * (bulk_blocks 0: every block through the queue; ...) or, where no value
- * says it, the default, and refuses any other value with ENOTSUP.
+ * harvest_ahead, bulk_blocks, fence_threads); every other knob holds what
+ * the engine does (max_bytes 0: no budgets; ...) or, where no value says
+ * it, the default, and refuses any other value with ENOTSUP.
  *
  * Counters: per device, the driver's names; those the engine does not
  * keep are refused with ENOTSUP, never reported as 0.
@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <numa.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,11 +148,22 @@ int gpsu_user_knob_get(int i, uint64_t *v)
 	return 0;
 }
 
-int gpsu_user_knob_set(int i, uint64_t v)
+/* $GPSU_TEST_KNOB_DELAY_US: the first set waits that long first (tests). */
+static void gpsu_user_knob_test_delay(void)
+{
+	static atomic_bool used;
+	const char *e = getenv("GPSU_TEST_KNOB_DELAY_US");
+
+	if (e && *e && !atomic_exchange(&used, true))
+		usleep((useconds_t)strtoul(e, NULL, 10));
+}
+
+int gpsu_user_knob_set(int i, uint64_t v, bool *rounds)
 {
 	uint64_t vals[GPSU_NKNOBS], held;
 	int ret, k;
 
+	gpsu_user_knob_test_delay();
 	pthread_mutex_lock(&gpsu_uk.lock);
 	for (k = 0; k < GPSU_NKNOBS; k++)
 		vals[k] = gpsu_user_knob(k);
@@ -174,6 +186,14 @@ int gpsu_user_knob_set(int i, uint64_t v)
 		     vals[GPSU_K(link_latency_ns)] !=
 		     gpsu_user_knob(GPSU_K(link_latency_ns))))
 		gpsu_user_link_reset();	/* the driver's gps_link_reset() */
+	/* against what is stored, under the lock: racing sets each see it */
+	*rounds = !ret &&
+		  (vals[GPSU_K(harvest_interval_us)] !=
+		   gpsu_user_knob(GPSU_K(harvest_interval_us)) ||
+		   vals[GPSU_K(harvest_ahead)] !=
+		   gpsu_user_knob(GPSU_K(harvest_ahead)) ||
+		   vals[GPSU_K(link_bandwidth)] !=
+		   gpsu_user_knob(GPSU_K(link_bandwidth)));
 	if (!ret)
 		for (k = 0; k < GPSU_NKNOBS; k++)
 			__atomic_store_n(&gpsu_uk.knob[k], vals[k],

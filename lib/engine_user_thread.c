@@ -17,6 +17,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "cpus.h"
@@ -89,10 +90,11 @@ static void *gpsu_thread_main(void *arg)
 	return NULL;
 }
 
-int gpsu_user_thread_start(int d, int node, int share, int shares,
+int gpsu_user_thread_start(int d, const cpu_set_t *cpus,
 			   gpsu_user_round_fn round)
 {
 	pthread_condattr_t ca;
+	char name[16];
 	int ret;
 
 	if (!gpsu_thr.ready) {
@@ -104,7 +106,8 @@ int gpsu_user_thread_start(int d, int node, int share, int shares,
 		gpsu_thr.stop = false;
 	}
 	gpsu_thr.round = round;
-	ret = gpsu_cpus_thread(&gpsu_thr.t[gpsu_thr.n], node, share, shares,
+	snprintf(name, sizeof(name), "gps-push%d", d);
+	ret = gpsu_cpus_thread(&gpsu_thr.t[gpsu_thr.n], cpus, name,
 			       gpsu_thread_main, (void *)(intptr_t)d);
 	if (!ret)
 		gpsu_thr.n++;

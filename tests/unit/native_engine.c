@@ -21,10 +21,12 @@
  * passes without userfaultfd write-protect and PAGEMAP_SCAN doing the
  * work.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -622,6 +624,117 @@ TEST(link_unlimited_forgets_the_backlog)
 	ASSERT_EQ(0, gpsu_engine_user.fence_mask(1ULL << 2, false));
 	took = now_s() - t0;
 	EXPECT_LT(took, 0.5) TH_LOG("the fence took %.3f s", took);
+}
+
+static void *set_link_on(void *arg)
+{
+	*(gpsError_t *)arg = gpsSetKnob("link_bandwidth", 1000000000ULL);
+	return NULL;
+}
+
+/*
+ * Two sets of link_bandwidth race: A (on again, as it was) reads the
+ * knobs, then B (off) stores and wakes the push threads, which go to
+ * sleep, then A stores. A changed the rule against what was stored, so
+ * it must wake them: it compared with what it read before B, saw no
+ * change, and the threads slept through a modelled link (0 rounds in
+ * 500 ms, from a review). GPSU_TEST_KNOB_DELAY_US holds A's first set.
+ */
+TEST(racing_knob_sets_wake_the_push_threads)
+{
+	unsigned long long r0, r1;
+	gpsError_t err = gpsErrorUnknown;
+	pthread_t th;
+	char *p;
+	int d, i;
+
+	use_native(3);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 65536, 0));
+	ASSERT_EQ(gpsSuccess, gpsSetKnob("harvest_interval_us", 100));
+	ASSERT_EQ(gpsSuccess, gpsSetKnob("link_bandwidth", 1000000000ULL));
+	setenv("GPSU_TEST_KNOB_DELAY_US", "300000", 1);
+	ASSERT_EQ(0, pthread_create(&th, NULL, set_link_on, &err));
+	usleep(100000);		/* A waits in its set */
+	ASSERT_EQ(gpsSuccess, gpsSetKnob("link_bandwidth", 0));
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	ASSERT_EQ(gpsSuccess, err);
+	usleep(100000);
+	for (r0 = 0, d = 0; d < 3; d++)
+		r0 += counter("thread_rounds", d);
+	for (i = 0; i < 50; i++) {	/* 500 ms */
+		usleep(10000);
+		for (r1 = 0, d = 0; d < 3; d++)
+			r1 += counter("thread_rounds", d);
+		if (r1 > r0)
+			break;
+	}
+	EXPECT_LT(r0, r1) TH_LOG("no round in 500 ms with the link on");
+	unsetenv("GPSU_TEST_KNOB_DELAY_US");
+	ASSERT_EQ(gpsSuccess, gpsSetKnob("link_bandwidth", 0));
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
+/*
+ * A device's fence helpers run on the device's CPUs, whichever thread
+ * made them: made by a fence on a thread pinned elsewhere, they took its
+ * CPU (from a review: all on CPU 0 for device 1 on CPU 1).
+ */
+TEST(helpers_run_on_their_devices_cpus)
+{
+	gpsDeviceProp prop;
+	cpu_set_t want, pin, got;
+	struct dirent *de;
+	char path[300], comm[32], *p, *v;
+	int i, found = 0, other = -1;
+	DIR *dir;
+	FILE *f;
+
+	use_native(NDEV);
+	ASSERT_EQ(gpsSuccess, gpsGetDeviceProperties(&prop, 1));
+	CPU_ZERO(&want);
+	for (i = 0; i < prop.numCpus; i++)
+		CPU_SET(prop.cpus[i], &want);
+	for (i = 0; i < CPU_SETSIZE && other < 0; i++) {
+		CPU_ZERO(&pin);
+		CPU_SET(i, &pin);
+		if (!CPU_ISSET(i, &want) &&
+		    !sched_setaffinity(0, sizeof(pin), &pin))
+			other = i;
+	}
+	if (other < 0)
+		SKIP(return, "device 1 has every CPU this process may use");
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 64 * 4096,
+					   gpsMemGPSPage4K));
+	ASSERT_EQ(gpsSuccess, gpsSetKnob("fence_threads", 4));
+	v = view(p, 1);
+	for (i = 0; i < 64; i++)
+		((volatile char *)v)[i * 4096] = 1;
+	ASSERT_EQ(gpsSuccess, release(1));	/* on CPU @other */
+	dir = opendir("/proc/self/task");
+	ASSERT_NE(NULL, dir);
+	while ((de = readdir(dir))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = 0;
+		fclose(f);
+		if (strncmp(comm, "gps-help1\n", 10))
+			continue;
+		found++;
+		ASSERT_EQ(0, sched_getaffinity(atoi(de->d_name), sizeof(got),
+					       &got));
+		EXPECT_TRUE(CPU_EQUAL(&got, &want))
+			TH_LOG("helper %s on %d CPUs, CPU %d among them",
+			       de->d_name, CPU_COUNT(&got), other);
+	}
+	closedir(dir);
+	EXPECT_EQ(3, found);
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
 }
 
 /* Tracking keeps exactly the devices that touched each page. */
