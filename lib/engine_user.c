@@ -777,8 +777,12 @@ static void gpsu_user_push(void *ctx, const struct gps_qspan *span)
 	pthread_mutex_t *l = gpsu_user_plock(ua, page);
 	const u8 *from = (const u8 *)ua->twin + (size_t)src * ua->len +
 			 at + lo;
+	unsigned int nbytes = 0, w;
 	int r;
 
+	/* what is written, as the driver counts: the masked bytes */
+	for (w = 0; w < n / BITS_PER_LONG; w++)
+		nbytes += (unsigned int)__builtin_popcountl(mask[w]);
 	pthread_mutex_lock(l);
 	if (gpsu_user.push_delay_us)
 		usleep(gpsu_user.push_delay_us);
@@ -789,9 +793,7 @@ static void gpsu_user_push(void *ctx, const struct gps_qspan *span)
 				from, mask, n);
 		gps_bytes_blend((u8 *)ua->twin + (size_t)r * ua->len + at + lo,
 				from, mask, n);
-		/* the blocks sent, not the span: a page's has gaps */
-		h->bytes += (uint64_t)span->blocks *
-			    gpsu_user.dev[h->dev].block_size;
+		h->bytes += nbytes;
 		h->blocks += span->blocks;
 		if (span->early)
 			h->early += span->blocks;

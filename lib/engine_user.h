@@ -134,7 +134,7 @@ struct gpsu_user_stats {
 	uint64_t blocks_queued;		/* blocks new to a queue */
 	uint64_t blocks_merged;		/* blocks already queued */
 	uint64_t blocks_pushed;		/* blocks written into other replicas */
-	uint64_t bytes_pushed;		/* bytes of those blocks, per receiver */
+	uint64_t bytes_pushed;		/* bytes written, per receiver */
 	uint64_t fences;		/* fences of one device */
 	uint64_t rounds;		/* push threads' rounds */
 	uint64_t subscribes;		/* replicas of a GPS page added */
