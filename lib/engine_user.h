@@ -10,10 +10,12 @@
  *   engine_user_ring.c     asynchronous fences: a thread per ring
  *   engine_user_thread.c   push threads: a round per interval
  *   engine_user_help.c     fence helpers: a batch on the device's CPUs
- *   engine_user.c          devices, replicas and twins, subscriptions,
- *                          harvest, push, fences, tracking, the ops
- *                          table (over the pure core: core/gps_diff,
- *                          gps_queue, gps_bytes, gps_linkmodel)
+ *   engine_user_publish.c  harvest, diff and push, fences, rounds (over
+ *                          the pure core: core/gps_diff, gps_queue,
+ *                          gps_bytes, gps_linkmodel)
+ *   engine_user_subs.c     subscriptions, tracking, managed memory
+ *   engine_user.c          devices, replicas and twins, copies, the ops
+ *                          table (engine_user_state.h: their shared state)
  *
  * Lock order (outer to inner):
  *
@@ -147,7 +149,7 @@ struct gpsu_user_stats {
 
 /* ---- push threads (engine_user_thread.c) ---------------------------- */
 
-/* One round of device @d's push thread (engine_user.c). */
+/* One round of device @d's push thread (engine_user_publish.c). */
 typedef void (*gpsu_user_round_fn)(int d);
 /*
  * Device @d's push thread, on @cpus (the device's, cpus.h): while
@@ -205,7 +207,7 @@ void gpsu_user_publish_start(void);
 void gpsu_user_publish_stop(void);
 
 /*
- * engine_user.c: drains every device's queue and lays it out again with
+ * engine_user_publish.c: drains every device's queue and lays it out again with
  * @capacity, @watermark and @block_size; 0 or an errno (nothing changed).
  */
 int gpsu_user_queues_reconfigure(unsigned int capacity,

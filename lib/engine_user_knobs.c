@@ -59,7 +59,7 @@ static const struct {
 	{ GPSU_K(um_pin_ms), 0 },
 };
 
-/* The counters the engine keeps (engine_user.c counts them). */
+/* The counters the engine keeps (engine_user*.c count them). */
 static const int gpsu_user_kept[] = {
 	GPSU_S(write_faults), GPSU_S(pages_harvested), GPSU_S(blocks_queued),
 	GPSU_S(blocks_merged), GPSU_S(blocks_pushed), GPSU_S(bytes_pushed),

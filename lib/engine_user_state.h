@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The native engine's state, shared by its three files (calls flow
+ * down this list; engine_user.h has the lock order):
+ *
+ *   engine_user.c          set-up, allocations and their views, copies,
+ *                          the ops table
+ *   engine_user_subs.c     subscriptions (advice, collapse), tracking,
+ *                          managed memory on fault
+ *   engine_user_publish.c  harvest, diff and push, fences, the push
+ *                          threads' rounds, the queues' reshape
+ */
+#ifndef GPSU_ENGINE_USER_STATE_H
+#define GPSU_ENGINE_USER_STATE_H
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "engine.h"
+#include "engine_user.h"
+
+/* the pure core, after the library's headers: it defines min/max */
+#include "gps_diff.h"
+#include "gps_linkmodel.h"
+#include "gps_queue.h"
+
+#define GPSU_USER_STRIPES	64	/* page locks of an allocation */
+#define GPSU_USER_HELP_MIN	8	/* pages of a fence worth a helper */
+
+struct gpsu_user_dev {
+	pthread_mutex_t lock;		/* harvest and queue (engine_user.h) */
+	struct gps_queue q;
+	void *qmem;
+	unsigned int block_size;	/* of the queue's blocks and diffs */
+	int node;
+	int share, shares;
+	int ncpus;			/* its CPUs (cpus.c), at open */
+	cpu_set_t cpus;
+	uint64_t link_busy;		/* link busy until (ns), under lock */
+	/* a fence's written pages and its helpers' harvests, under lock */
+	struct gpsu_user_item *items;
+	size_t nitems, cap;
+	struct gpsu_harvest *hs[GPSU_HELP_MAX + 1];
+};
+
+/* A written page a fence found: diffed and pushed by it or a helper. */
+struct gpsu_user_item {
+	struct gpsu_user_alloc *ua;
+	int view;
+	size_t page;
+};
+
+/* One allocation's engine state (struct gpsu_alloc.engine). */
+struct gpsu_user_alloc {
+	struct gpsu_alloc *a;
+	struct gpsu_user_alloc *next;	/* gpsu_user.allocs */
+	int memfd;
+	int nrep;			/* replicas: ndev (GPS), else 1 */
+	size_t len;			/* bytes of a replica (map_size) */
+	char *back;			/* every replica, nrep * len */
+	char *twin;			/* GPS: a twin per replica */
+	/*
+	 * Small page p of every replica and twin: its diff, the pushes and
+	 * copies into it, under plock[p % GPSU_USER_STRIPES] (the driver's
+	 * GPS page lock): a push sends what the source's twin holds, the
+	 * words its diff read and the bytes received since, so racing
+	 * stores converge and no word is sent mixed from two stores.
+	 */
+	pthread_mutex_t plock[GPSU_USER_STRIPES];
+	/*
+	 * GPS: the subscriptions, under gpsu_user.allocs_lock (written with
+	 * it held for writing). subs[g]: the devices holding a replica of
+	 * GPS page g (never none); map[v * ngp + g]: the replica view v maps
+	 * there (v == ndev: the host view), its own for a subscriber, a
+	 * subscriber's for the others; collapsed[g]: system scope, one copy;
+	 * touched[g]: the devices that accessed g while tracked (set in the
+	 * fault handler).
+	 */
+	size_t ps, ngp;
+	uint64_t *subs, *touched;
+	uint8_t *map, *collapsed;
+	bool tracked;			/* its device views watched (tracking) */
+	/*
+	 * Managed memory on fault: the device whose view has small page p
+	 * (owner[p]); the others' views have it PROT_NONE, and their first
+	 * access moves it (um_lock, a spinlock taken in the fault handler).
+	 */
+	uint8_t *owner;
+	int um_lock;
+};
+
+struct gpsu_user_state {
+	int ndev;
+	unsigned int push_delay_us;	/* $GPSU_TEST_PUSH_DELAY_US: tests */
+	unsigned int change_delay_us;	/* $GPSU_TEST_CHANGE_DELAY_US */
+	struct gpsu_user_dev dev[GPSU_MAX_DEVICES];
+	pthread_rwlock_t allocs_lock;
+	struct gpsu_user_alloc *allocs;	/* GPS allocations */
+	bool tracking;			/* under allocs_lock */
+	struct gpsu_user_stats st;	/* atomic adds */
+};
+
+extern struct gpsu_user_state gpsu_user;
+
+#define GPSU_STAT_ADD(field, n)						\
+	__atomic_fetch_add(&gpsu_user.st.field, (n), __ATOMIC_RELAXED)
+
+/* What a harvest of one device needs in the callbacks. */
+struct gpsu_harvest {
+	int dev;
+	int view;			/* the view harvested (ndev: host) */
+	struct gpsu_user_alloc *ua;
+	size_t page0;			/* of the run harvested */
+	struct gps_qstat qst;
+	uint64_t now;
+	uint64_t written, changed, bytes, blocks, early, scan_ns;
+	uint64_t bulk, helped;		/* blocks past the queue; pages */
+	bool collect;			/* a fence's scan: list, diff later */
+	struct gps_diff df;
+};
+
+static inline uint64_t gpsu_user_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * GPS_NS_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/* GPS: where view @v maps GPS page @g (v == ndev: the host view). */
+static inline uint8_t *gpsu_user_mapp(const struct gpsu_user_alloc *ua, int v,
+			       size_t g)
+{
+	return &ua->map[(size_t)v * ua->ngp + g];
+}
+
+static inline char *gpsu_user_view(const struct gpsu_user_alloc *ua, int v)
+{
+	return v == gpsu_user.ndev ? ua->a->host : ua->a->views[v];
+}
+
+static inline char *gpsu_user_replica(const struct gpsu_user_alloc *ua, int r)
+{
+	return ua->back + (size_t)(ua->nrep > 1 ? r : 0) * ua->len;
+}
+
+/* The lock of small page @page of every replica of @ua. */
+static inline pthread_mutex_t *gpsu_user_plock(const struct gpsu_user_alloc *ua,
+					size_t page)
+{
+	return (pthread_mutex_t *)&ua->plock[page % GPSU_USER_STRIPES];
+}
+
+/*
+ * A queued page is replica r's small page p, numbered r * (small pages
+ * of a replica) + p: a view that maps another device's replica (a
+ * non-subscriber's) stores into that replica, which is what is diffed
+ * and sent from.
+ */
+static inline uint64_t gpsu_user_qpage(const struct gpsu_user_alloc *ua, int r,
+				size_t p)
+{
+	return (uint64_t)r * (ua->len / PAGE_SIZE) + p;
+}
+
+/* Replica pages held by the subscribers of @subs, one GPS page each. */
+static inline void gpsu_user_count_replicas(const struct gpsu_user_alloc *ua,
+					    uint64_t subs, bool add)
+{
+	uint64_t n = ua->ps / PAGE_SIZE;
+	int d;
+
+	if (!add)
+		n = -n;		/* the counters add modulo 2^64 */
+	for (d = 0; d < gpsu_user.ndev; d++) {
+		if (!(subs & (1ULL << d)))
+			continue;
+		gpsu_user_count(d, GPSU_S(replica_pages), n);
+		if (ua->twin)
+			gpsu_user_count(d, GPSU_S(twin_pages), n);
+	}
+}
+
+/* ---- engine_user_publish.c ------------------------------------------- */
+
+/* A fence of the devices of @mask, with @host the host views; an errno. */
+int gpsu_user_fence_mask(uint64_t mask, bool host);
+/* Of one device, or (-1) of every device and the host views. */
+int gpsu_user_fence(int device);
+/* A stream's ring: its fences on a thread of their own. */
+struct gpsu_engine_ring *gpsu_user_ring_start(void);
+/* One round of device @d's push thread. */
+void gpsu_user_round(int d);
+/* Every pending store of GPS page @g of the replicas of @mask published,
+ * @h scratch; allocs_lock held for writing. */
+void gpsu_user_settle(struct gpsu_user_alloc *ua, size_t g, uint64_t mask,
+		      struct gpsu_harvest *h);
+
+/* ---- engine_user_subs.c ---------------------------------------------- */
+
+int gpsu_user_advise(const struct gpsu_alloc *a, size_t off, size_t len,
+		     enum gpsu_advice advice, int device);
+int gpsu_user_query(const struct gpsu_alloc *a, size_t first, uint32_t nr,
+		    unsigned long long *subs);
+int gpsu_user_track(bool start);
+/* A new allocation watched: tracked (tracking on), managed on fault. */
+int gpsu_user_track_on(struct gpsu_user_alloc *ua);
+int gpsu_user_um_on(struct gpsu_user_alloc *ua);
+/* The fault table's callbacks (engine_user_fault.c). */
+int gpsu_user_track_fault(void *ctx, int d, uintptr_t addr);
+int gpsu_user_um_fault(void *ctx, int d, uintptr_t addr);
+
+#endif /* GPSU_ENGINE_USER_STATE_H */
