@@ -151,6 +151,12 @@ static int gpsu_user_devices(void)
 	return 0;
 }
 
+/* What a knob change asks of the publication (engine_user_knobs.c). */
+static const struct gpsu_user_knob_hooks gpsu_user_hooks = {
+	.reshape = gpsu_user_queues_reconfigure,
+	.link_reset = gpsu_user_link_reset,
+};
+
 static gpsError_t gpsu_user_open(struct gpsu_engine_info *info)
 {
 	const char *why = NULL;
@@ -173,7 +179,7 @@ static gpsError_t gpsu_user_open(struct gpsu_engine_info *info)
 		return gpsErrorInitializationError;
 	}
 	/* the driver's knobs: defaults, $GPSU_KNOB_<name> */
-	if (gpsu_user_knobs_init(gpsu_user.ndev)) {
+	if (gpsu_user_knobs_init(gpsu_user.ndev, &gpsu_user_hooks)) {
 		gpsu_capture_close();
 		return gpsErrorInitializationError;
 	}

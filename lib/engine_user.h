@@ -182,16 +182,27 @@ int gpsu_user_help_run(int d, int helpers, gpsu_user_help_fn fn, void *ctx,
 /* Every device's helpers stopped and joined. */
 void gpsu_user_help_stop(void);
 
-/* What a new link_bandwidth or link_latency_ns owes: nothing yet. */
-void gpsu_user_link_reset(void);
-
 /* Adds up the counters since the engine opened into @st. */
 void gpsu_user_stats(struct gpsu_user_stats *st);
 
 /* ---- knobs and counters by the driver's names (engine_user_knobs.c) - */
 
+/*
+ * What a knob change asks of the engine above (engine_user_publish.c),
+ * called under the knobs' lock before the new values are stored:
+ * @reshape drains every queue and lays it out again with @capacity,
+ * @watermark and @block_size (0 or an errno: nothing changed);
+ * @link_reset forgets what the links owed (a new link_bandwidth or
+ * link_latency_ns, the driver's gps_link_reset()).
+ */
+struct gpsu_user_knob_hooks {
+	int (*reshape)(unsigned int capacity, unsigned int watermark,
+		       unsigned int block_size);
+	void (*link_reset)(void);
+};
+
 /* Every knob at its default, then $GPSU_KNOB_<name>; 0 or an errno. */
-int gpsu_user_knobs_init(int ndev);
+int gpsu_user_knobs_init(int ndev, const struct gpsu_user_knob_hooks *hooks);
 /* Knob @i (knob_table.h's GPSU_K_*) now. */
 uint64_t gpsu_user_knob(int i);
 int gpsu_user_knob_get(int i, uint64_t *v);
@@ -206,12 +217,5 @@ int gpsu_user_publish_root(char *buf, size_t len);
 void gpsu_user_publish_start(void);
 void gpsu_user_publish_stop(void);
 
-/*
- * engine_user_publish.c: drains every device's queue and lays it out again with
- * @capacity, @watermark and @block_size; 0 or an errno (nothing changed).
- */
-int gpsu_user_queues_reconfigure(unsigned int capacity,
-				 unsigned int watermark,
-				 unsigned int block_size);
 
 #endif /* GPSU_ENGINE_USER_H */

@@ -84,6 +84,7 @@ static struct {
 	pthread_cond_t wake;
 	pthread_t thread;
 	bool running;
+	struct gpsu_user_knob_hooks hooks;	/* the engine's, set at init */
 } gpsu_uk = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.wake = PTHREAD_COND_INITIALIZER,
@@ -177,7 +178,7 @@ int gpsu_user_knob_set(int i, uint64_t v, bool *rounds)
 		     vals[GPSU_K(queue_watermark)] !=
 		     gpsu_user_knob(GPSU_K(queue_watermark)) ||
 		     vals[GPSU_K(block_size)] != gpsu_user_knob(GPSU_K(block_size))))
-		ret = gpsu_user_queues_reconfigure(
+		ret = gpsu_uk.hooks.reshape(
 			(unsigned int)vals[GPSU_K(queue_capacity)],
 			(unsigned int)vals[GPSU_K(queue_watermark)],
 			(unsigned int)vals[GPSU_K(block_size)]);
@@ -185,7 +186,7 @@ int gpsu_user_knob_set(int i, uint64_t v, bool *rounds)
 		     gpsu_user_knob(GPSU_K(link_bandwidth)) ||
 		     vals[GPSU_K(link_latency_ns)] !=
 		     gpsu_user_knob(GPSU_K(link_latency_ns))))
-		gpsu_user_link_reset();	/* the driver's gps_link_reset() */
+		gpsu_uk.hooks.link_reset();
 	/* against what is stored, under the lock: racing sets each see it */
 	*rounds = !ret &&
 		  (vals[GPSU_K(harvest_interval_us)] !=
@@ -210,12 +211,13 @@ int gpsu_user_knob_set(int i, uint64_t v, bool *rounds)
  * $GPSU_KNOB_<name> (a number, or a word of a knob of words) in the
  * list's order; a bad one is said on stderr and EINVAL.
  */
-int gpsu_user_knobs_init(int ndev)
+int gpsu_user_knobs_init(int ndev, const struct gpsu_user_knob_hooks *hooks)
 {
 	uint64_t held;
 	size_t s;
 	int i, w;
 
+	gpsu_uk.hooks = *hooks;
 	memset(gpsu_uk.cnt, 0, sizeof(gpsu_uk.cnt));
 	memset(gpsu_uk.kept, 0, sizeof(gpsu_uk.kept));
 	for (s = 0; s < sizeof(gpsu_user_kept) / sizeof(gpsu_user_kept[0]); s++)

@@ -194,6 +194,12 @@ int gpsu_user_fence(int device);
 struct gpsu_engine_ring *gpsu_user_ring_start(void);
 /* One round of device @d's push thread. */
 void gpsu_user_round(int d);
+/* The knob hooks (engine_user.h): the queues laid out again, the links'
+ * debts forgotten. */
+int gpsu_user_queues_reconfigure(unsigned int capacity,
+				 unsigned int watermark,
+				 unsigned int block_size);
+void gpsu_user_link_reset(void);
 /* Every pending store of GPS page @g of the replicas of @mask published,
  * @h scratch; allocs_lock held for writing. */
 void gpsu_user_settle(struct gpsu_user_alloc *ua, size_t g, uint64_t mask,
