@@ -55,6 +55,13 @@
  *                  iteration profiles; then a polling agent per device
  *                  copies each chunk a consumer reads as soon as the
  *                  producer's blocks that write it are done (proact.h)
+ *   carve          CARVE: private copies as memcpy's, a word's home the
+ *                  device that last wrote it; each device's reads of
+ *                  remote lines go through its Remote Data Cache of -R
+ *                  bytes (128-byte lines, direct-mapped): a miss copies
+ *                  the line from its home before the phase, a hit costs
+ *                  nothing; a line another device wrote is invalidated
+ *                  at the kernel boundary (carve.h)
  *
  * Every paradigm's buffers are compared with single's after the run (bit
  * for bit, or within the workload's stated tolerance); a difference
@@ -86,6 +93,7 @@
  *             [-L ratios] [-l latency_ns] [-Q capacities]
  *             [-P page_sizes] [-H header_bytes] [-M max_payload]
  *             [-S sub_header_bytes] [-C proact_chunk] [-A poll_us]
+ *             [-R rdc_bytes]
  *
  * The packet model (-H, -M, -S; FinePack's): every record of a paradigm
  * that moves bytes carries wire_bytes (payload + a header per packet),
@@ -94,11 +102,16 @@
  * bytes from a polling agent per device (polling every -A microseconds;
  * -A 0: the agent runs in the producer's blocks, at each one's end)
  * while the producer runs.
+ *
+ * carve's RDC (-R): bytes per device, by default a quarter of the
+ * workload's state (rounded down to whole lines); its records carry
+ * rdc_bytes and the RDCs' hits, misses, evictions and invalidations.
  */
 #define BENCH_NAME "paradigms"
 #include <stdint.h>
 
 #include "bench_common.h"
+#include "carve.h"
 #include "proact.h"
 #include "workload.h"
 
@@ -110,12 +123,14 @@
 
 enum paradigm {
 	P_SINGLE, P_MEMCPY, P_MEMCPY_NEEDED, P_GPS_AUTO, P_GPS_PAPER,
-	P_GPS_ALL, P_UM, P_UM_FAULT, P_RDL, P_HOME, P_FINEPACK, P_PROACT, P_NR
+	P_GPS_ALL, P_UM, P_UM_FAULT, P_RDL, P_HOME, P_FINEPACK, P_PROACT,
+	P_CARVE, P_NR
 };
 
 static const char *const pnames[P_NR] = {
 	"single", "memcpy", "memcpy-needed", "gps-auto", "gps-paper",
 	"gps-all", "um", "um-fault", "rdl", "home", "finepack", "proact",
+	"carve",
 };
 
 static const struct wl_ops *const all_workloads[] = {
@@ -150,6 +165,8 @@ struct result {
 	 * header-only requests (a remote load's read request) */
 	unsigned long long xfers, reqs, wire;
 	struct pa_stats pa;		/* proact's agents */
+	struct carve_stats cv;		/* carve's RDCs */
+	size_t rdc_bytes;		/* carve's RDC, per device */
 	char subs[256];
 	int verified;			/* 1 ok, 0 fail, -1 not checked */
 };
@@ -169,6 +186,8 @@ static gpsStream_t streams[BENCH_MAX_DEV];
 static unsigned long long hdr_bytes = 24, max_payload = 4096, sub_hdr = 5;
 /* proact's knobs: chunk bytes, the agents' polling interval */
 static unsigned long long pa_chunk = 65536, pa_poll_us = 20;
+/* carve's RDC bytes per device; 0: a quarter of the state */
+static unsigned long long rdc_opt;
 /* proact's agents while a proact run launches (wl_launch wraps) */
 static struct proact *cur_pa;
 static int cur_dev;
@@ -1009,6 +1028,96 @@ static unsigned long long wire_bytes(const struct plan *pl, enum paradigm p,
 	}
 }
 
+/* carve: a device's fill kernel, a slice of its read lines a block */
+struct carve_job {
+	struct carve *cv;
+	const struct wl_access *rd;
+	const uint32_t *lines;
+	size_t n;
+	void *const (*bufs)[WL_MAX_BUF];
+	unsigned int blocks;
+	int d;
+};
+
+#define CARVE_TILE	256	/* lines a block of the fill kernel */
+
+static void carve_kernel(void *p)
+{
+	const struct carve_job *j = p;
+	size_t b = (gpsBlockIdx)().x;
+	size_t lo = j->n * b / j->blocks, hi = j->n * (b + 1) / j->blocks;
+
+	carve_fill(j->cv, j->d, j->rd, j->lines + lo, hi - lo, j->bufs);
+}
+
+/*
+ * Before phase @ph: every device fetches the remote lines it will read
+ * that its RDC misses, on its own stream, and the phase starts when all
+ * have (a fetch must not see a store of the phase it precedes).
+ */
+static void carve_before(struct carve *cv, const struct plan *pl, int ph,
+			 void *const (*bufs)[WL_MAX_BUF])
+{
+	int nd = pl->nd, d;
+
+	for (d = 0; d < nd; d++) {
+		const struct idx *x = &pl->rlines[(size_t)ph * nd + d];
+		struct carve_job j = {
+			.cv = cv, .rd = &pl->rd[(size_t)ph * nd + d],
+			.lines = x->v, .n = x->n, .bufs = bufs, .d = d,
+			.blocks = wl_blocks(x->n, CARVE_TILE),
+		};
+
+		if (!x->n)
+			continue;
+		CHECK(gpsSetDevice(d));
+		CHECK(gpsLaunchKernel(carve_kernel, gpsDim(j.blocks, 1, 1),
+				      gpsDim(1, 1, 1), GPS_ARGS_RAW(&j),
+				      streams[d]));
+	}
+	for (d = 0; d < nd; d++) {
+		CHECK(gpsSetDevice(d));
+		CHECK(gpsStreamSynchronize(streams[d]));
+	}
+}
+
+/* after phase @ph: its stores invalidate the other devices' lines */
+static void carve_after(struct carve *cv, const struct plan *pl, int ph)
+{
+	int nd = pl->nd, d;
+
+	for (d = 0; d < nd; d++) {
+		const struct idx *x = &pl->wlines[(size_t)ph * nd + d];
+
+		carve_wrote(cv, d, &pl->wr[(size_t)ph * nd + d], x->v, x->n);
+	}
+}
+
+/* carve's result: each word from its home's copy (the input: device 0's) */
+static void carve_gather(const struct wl *w, const struct carve *cv,
+			 void *const (*bufs)[WL_MAX_BUF], void **out)
+{
+	int b;
+
+	for (b = 0; b < w->nbuf; b++) {
+		size_t n = nwords(w, b), i = 0, j;
+
+		while (i < n) {
+			int h = carve_home(cv, b, i);
+
+			for (j = i + 1; j < n && carve_home(cv, b, j) == h; j++)
+				;
+			if (h == CARVE_NOBODY)
+				h = 0;
+			CHECK(gpsSetDevice(h));
+			CHECK(gpsMemcpy((char *)out[b] + i * WL_WORD,
+					(char *)bufs[h][b] + i * WL_WORD,
+					(j - i) * WL_WORD, gpsMemcpyDefault));
+			i = j;
+		}
+	}
+}
+
 static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 		  int iters, struct result *res)
 {
@@ -1020,10 +1129,12 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 	struct bench_counters c0, c1;
 	struct link l = { 0, 0 };
 	double t0, t1 = 0;
-	int copies = p == P_MEMCPY || p == P_MEMCPY_NEEDED || p == P_PROACT;
+	int copies = p == P_MEMCPY || p == P_MEMCPY_NEEDED || p == P_PROACT ||
+		     p == P_CARVE;
 	int gps = p == P_GPS_AUTO || p == P_GPS_PAPER || p == P_GPS_ALL ||
 		  p == P_FINEPACK;
 	struct proact *pa = NULL;
+	struct carve *cv = NULL;
 	size_t k;
 
 	memset(res, 0, sizeof(*res));
@@ -1128,6 +1239,17 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 
 	if (p == P_PROACT)
 		pa = proact_plan(pl, pa_chunk);
+	if (p == P_CARVE) {
+		size_t bytes[WL_MAX_BUF], state = 0;
+
+		for (b = 0; b < w->nbuf; b++) {
+			bytes[b] = w->buf[b].bytes;
+			state += bytes[b];
+		}
+		cv = carve_new(nd, w->nbuf, bytes, rdc_opt ? rdc_opt :
+			       state / 4);
+		res->rdc_bytes = carve_rdc_bytes(cv);
+	}
 
 	t0 = bench_now();
 	bench_counters_read(&c0);
@@ -1153,6 +1275,8 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 			res->xfers = res->reqs = 0;
 			if (pa)
 				proact_reset_stats(pa);
+			if (cv)
+				carve_reset_stats(cv);
 			bench_counters_read(&c0);
 		}
 		for (ph = 0; ph < nph; ph++) {
@@ -1164,6 +1288,9 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 			if (p == P_UM_FAULT)
 				um_fault_locate(w, ga, loc0, masks);
 			tp = bench_now();
+			if (cv)
+				carve_before(cv, pl, ph,
+					     (void *const (*)[WL_MAX_BUF])bufs);
 			if (pa) {
 				/* the first iteration profiles */
 				proact_begin(pa, ph, it == 0,
@@ -1187,6 +1314,17 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 				for (d = 0; d < nd; d++)
 					res->bytes += src[d];
 				link_charge(&l, src, nd, tp, res);
+			}
+			if (cv) {
+				carve_take_sent(cv, src);
+				for (d = 0; d < nd; d++) {
+					res->bytes += src[d];
+					/* a line a transfer and a request */
+					res->xfers += src[d] / LINE;
+					res->reqs += src[d] / LINE;
+				}
+				link_charge(&l, src, nd, tp, res);
+				carve_after(cv, pl, ph);
 			}
 			if (p == P_RDL || p == P_HOME || p == P_UM ||
 			    p == P_UM_FAULT) {
@@ -1228,6 +1366,8 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 		res->xfers = res->pa.xfers;
 		proact_free(pa);
 	}
+	if (cv)
+		carve_stats(cv, &res->cv);
 	if (gps) {
 		/* the GPS page size the allocations got */
 		gpsPointerAttributes at;
@@ -1260,6 +1400,7 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 	case P_MEMCPY:
 	case P_MEMCPY_NEEDED:
 	case P_PROACT:
+	case P_CARVE:
 		res->bytes_src = "counted";
 		break;
 	case P_UM:
@@ -1294,6 +1435,9 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 		for (b = 0; b < w->nbuf; b++)
 			CHECK(gpsMemcpy(out[b], ga[b], w->buf[b].bytes,
 					gpsMemcpyDefault));
+	} else if (cv) {
+		carve_gather(w, cv, (void *const (*)[WL_MAX_BUF])bufs, out);
+		carve_free(cv);
 	} else {
 		for (d = 0; d <= nd; d++) {
 			const struct spans *s = d < nd ? &pl->own[d] :
@@ -1426,6 +1570,16 @@ static void record(const struct wl *w, const char *pname, int nd,
 		       " link_wait_s=%.4f", pa_chunk, r->pa.chunks,
 		       r->pa.early, r->pa.resent, r->pa.resent_bytes,
 		       r->pa.lead_s, r->link_wait_s);
+	if (!strcmp(pname, "carve")) {
+		unsigned long long rd = r->cv.hits + r->cv.misses;
+
+		printf(" rdc_bytes=%zu rdc_hits=%llu rdc_misses=%llu"
+		       " rdc_hit_rate=%.4f rdc_evictions=%llu"
+		       " rdc_invalidations=%llu link_wait_s=%.4f",
+		       r->rdc_bytes, r->cv.hits, r->cv.misses,
+		       rd ? (double)r->cv.hits / rd : 0.0, r->cv.evictions,
+		       r->cv.invalidations, r->link_wait_s);
+	}
 	if ((!strncmp(pname, "gps", 3) || !strcmp(pname, "finepack")) &&
 	    c->valid) {
 		unsigned long long tot = c->blocks_merged + c->blocks_queued;
@@ -1612,6 +1766,7 @@ static void usage(void)
 		"         [-L ratios] [-l latency_ns] [-Q capacities]\n"
 		"         [-P page_sizes] [-H header_bytes] [-M max_payload]\n"
 		"         [-S sub_header_bytes] [-C proact_chunk] [-A poll_us]\n"
+		"         [-R rdc_bytes]\n"
 		"workloads:");
 	for (i = 0; i < NWL; i++)
 		fprintf(stderr, " %s", all_workloads[i]->name);
@@ -1662,7 +1817,7 @@ int main(int argc, char **argv)
 	struct plan *plans;
 
 	while ((opt = getopt(argc, argv,
-			     "qd:w:p:i:z:r:c:V:k:L:l:Q:P:H:M:S:C:A:h")) != -1) {
+			     "qd:w:p:i:z:r:c:V:k:L:l:Q:P:H:M:S:C:A:R:h")) != -1) {
 		switch (opt) {
 		case 'q': o.quick = 1; break;
 		case 'd': ndev = atoi(optarg); break;
@@ -1695,6 +1850,7 @@ int main(int argc, char **argv)
 		case 'S': sub_hdr = strtoull(optarg, NULL, 0); break;
 		case 'C': pa_chunk = strtoull(optarg, NULL, 0); break;
 		case 'A': pa_poll_us = strtoull(optarg, NULL, 0); break;
+		case 'R': rdc_opt = strtoull(optarg, NULL, 0); break;
 		default:
 			usage();
 		}
@@ -1709,7 +1865,7 @@ int main(int argc, char **argv)
 		plist_s = ncaps || npsizes ? "gps-auto,gps-all" :
 			  nratios ? "memcpy,gps-auto,gps-all,rdl" :
 			  "memcpy,memcpy-needed,gps-auto,gps-paper,gps-all,"
-			  "um,um-fault,rdl,home,finepack,proact";
+			  "um,um-fault,rdl,home,finepack,proact,carve";
 	{
 		char *dup = strdup(plist_s), *tok, *save = NULL;
 
@@ -1757,8 +1913,13 @@ int main(int argc, char **argv)
 	       bench_knob_ull("link_bandwidth"),
 	       bench_knob_ull("link_latency_ns"));
 	printf("# packets: header_bytes=%llu max_payload=%llu "
-	       "sub_header_bytes=%llu; proact: chunk_bytes=%llu poll_us=%llu\n",
-	       hdr_bytes, max_payload, sub_hdr, pa_chunk, pa_poll_us);
+	       "sub_header_bytes=%llu; proact: chunk_bytes=%llu poll_us=%llu; "
+	       "carve: rdc_bytes=", hdr_bytes, max_payload, sub_hdr,
+	       pa_chunk, pa_poll_us);
+	if (rdc_opt)
+		printf("%llu\n", rdc_opt);
+	else
+		printf("state/4\n");
 
 	/* inputs, plans, and the reference and baseline: one device */
 	wls = bench_xmalloc((size_t)nwl * sizeof(*wls));

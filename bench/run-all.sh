@@ -60,7 +60,7 @@ else
 	links=56,3
 	psizes=4096,65536,2097152
 fi
-all=memcpy,memcpy-needed,gps-auto,gps-paper,gps-all,um,um-fault,rdl,home,finepack,proact
+all=memcpy,memcpy-needed,gps-auto,gps-paper,gps-all,um,um-fault,rdl,home,finepack,proact,carve
 
 # "step i of n, elapsed, ETA" lines: tools/gps-progress.sh, from
 # build/bench/ or bench/ (in the VM: /gps/tools/); none without it

@@ -2,12 +2,14 @@
 /*
  * Description: every workload of build/bench/paradigms, in every paradigm
  * (memcpy, memcpy-needed, gps-auto, gps-paper, gps-all, um, um-fault, rdl,
- * home, finepack, proact) at the quick size on 2 devices, gives the
- * single-device run's result: 11 records verify=ok, none FAIL, exit
+ * home, finepack, proact, carve) at the quick size on 2 devices, gives the
+ * single-device run's result: 12 records verify=ok, none FAIL, exit
  * status 0; the page-size sweep (-P) tags each record with its size and
  * restores the knob; proact's agents send chunks before the producer's
  * kernel ends; FinePack's packets carry more payload per header than
- * one push (or one remote line) a packet.  To
+ * one push (or one remote line) a packet; carve's caches fetch,
+ * are invalidated by the producer's writes and evict when small, with the
+ * result right.  To
  * keep make check short
  * it runs in one guest shape only: 2 nodes of 1 vCPU on 6.12 (outside
  * gps-vm: any host with 2 devices); elsewhere it skips.
@@ -23,7 +25,7 @@
 #include "kselftest_harness.h"
 #include "t_lib.h"
 
-#define T_PARADIGMS	11	/* records with verify=ok per workload */
+#define T_PARADIGMS	12	/* records with verify=ok per workload */
 
 FIXTURE(bench) {
 	int unused;
@@ -256,6 +258,49 @@ TEST_F_TIMEOUT(bench, proact_sends_early, 180)
 			  rec_num(rec[0], "bytes_needed"));
 		EXPECT_EQ(0, rec_num(rec[0], "chunks_resent"))
 			TH_LOG("%s: %s", agents[i], rec[0]);
+	}
+}
+
+/*
+ * carve's caches on jacobi (the consumer reads the producer's boundary
+ * rows, which the producer writes again every phase): with an RDC larger
+ * than the state every line read is fetched (a miss, charged), dropped
+ * when the producer writes it (an invalidation) and never found stale
+ * (the result is right); with an RDC of one line, lines also evict each
+ * other.  Each read line crosses once per phase, as rdl's.
+ */
+TEST_F_TIMEOUT(bench, carve_caches, 180)
+{
+	static const char *const names[] = { "rdl", "carve" };
+	static const char *const rdc[] = { "-R 268435456", "-R 128" };
+	char rec[2][4096], args[256];
+	int i, ret;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(args, sizeof(args), "-q -i 4 -d 2 -w jacobi -r 256 "
+			 "-c 4096 -p rdl,carve %s", rdc[i]);
+		ret = run_records(args, names, 2, rec);
+		if (ret == -2)
+			SKIP(return, "build/bench/paradigms not built");
+		ASSERT_EQ(0, ret);
+		ASSERT_NE(NULL, strstr(rec[1], " verify=ok")) TH_LOG("%s",
+								   rec[1]);
+		EXPECT_GT(rec_num(rec[1], "rdc_misses"), 0) TH_LOG("%s",
+								   rec[1]);
+		EXPECT_GE(rec_num(rec[1], "bytes_moved"),
+			  rec_num(rec[1], "bytes_needed"));
+		EXPECT_EQ(rec_num(rec[0], "bytes_moved"),
+			  rec_num(rec[1], "bytes_moved"));
+		if (i == 0) {
+			EXPECT_GT(rec_num(rec[1], "rdc_invalidations"), 0)
+				TH_LOG("%s", rec[1]);
+			EXPECT_EQ(0, rec_num(rec[1], "rdc_evictions"))
+				TH_LOG("%s", rec[1]);
+		} else {
+			EXPECT_EQ(128, rec_num(rec[1], "rdc_bytes"));
+			EXPECT_GT(rec_num(rec[1], "rdc_evictions"), 0)
+				TH_LOG("%s", rec[1]);
+		}
 	}
 }
 
