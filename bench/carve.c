@@ -173,10 +173,32 @@ void carve_take_sent(struct carve *cv, unsigned long long *sent)
 					      __ATOMIC_RELAXED);
 }
 
+/* @d becomes the home of the words of [w0, w1) that @wr marks */
+static void cv_rehome(struct carve *cv, int d, const struct wl_access *wr,
+		      int b, size_t w0, size_t w1)
+{
+	uint8_t *home = cv->home[b];
+	size_t i = w0;
+
+	while (i < w1) {
+		uint8_t m = wr->bits[b][i >> 3];
+
+		if (!(i & 7) && i + 8 <= w1 && (m == 0 || m == 0xff)) {
+			if (m)
+				memset(home + i, d, 8);
+			i += 8;
+			continue;
+		}
+		if (wl_marked(wr, b, i))
+			home[i] = (uint8_t)d;
+		i++;
+	}
+}
+
 void carve_wrote(struct carve *cv, int d, const struct wl_access *wr,
 		 const uint32_t *lines, size_t n)
 {
-	size_t x, i;
+	size_t x;
 	int e;
 
 	for (x = 0; x < n; x++) {
@@ -185,16 +207,19 @@ void carve_wrote(struct carve *cv, int d, const struct wl_access *wr,
 		size_t set = cv_set(cv, cv->base[b] + k);
 		uint32_t want = (uint32_t)(cv->base[b] + k + 1);
 
-		for (e = 0; e < cv->nd; e++)
-			if (e != d && cv->dev[e].tag[set] == want) {
-				cv->dev[e].tag[set] = 0;
-				cv->dev[e].st.invalidations++;
-			}
+		for (e = 0; e < cv->nd; e++) {
+			uint32_t t = want;
+
+			if (e != d &&
+			    __atomic_compare_exchange_n(&cv->dev[e].tag[set], &t,
+							0, 0, __ATOMIC_RELAXED,
+							__ATOMIC_RELAXED))
+				__atomic_fetch_add(&cv->dev[e].st.invalidations,
+						   1, __ATOMIC_RELAXED);
+		}
 		if (w1 > cv->words[b])
 			w1 = cv->words[b];
-		for (i = w0; i < w1; i++)
-			if (wl_marked(wr, b, i))
-				cv->home[b][i] = (uint8_t)d;
+		cv_rehome(cv, d, wr, b, w0, w1);
 	}
 }
 

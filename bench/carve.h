@@ -21,10 +21,13 @@
  * what rdl's model, a line once per phase, amounts to).  Stores are
  * write-through to the writer's own copy, which becomes the home.
  *
- * This file is the mechanism alone (no gps calls): carve_fill() runs in
- * a device's fill kernel before its phase, concurrently with the other
- * devices' fills and with other slices of its own; carve_wrote() runs
- * after every device's phase ended, alone.
+ * This file is the mechanism alone (no gps calls).  carve_fill() runs in
+ * a device's fill kernel before its phase, side by side with the other
+ * devices' fills and with other slices of its own; carve_wrote() runs in
+ * a device's invalidation kernel after its phase, side by side with the
+ * other devices' phases and invalidations, but never with a fill (a
+ * device's writes of a phase are its own words: no two devices move one
+ * word's home at once).
  */
 #ifndef BENCH_CARVE_H
 #define BENCH_CARVE_H

@@ -1028,10 +1028,13 @@ static unsigned long long wire_bytes(const struct plan *pl, enum paradigm p,
 	}
 }
 
-/* carve: a device's fill kernel, a slice of its read lines a block */
+/*
+ * carve: a device's fill kernel (its read lines) and invalidation kernel
+ * (its written lines), a slice of the lines a block
+ */
 struct carve_job {
 	struct carve *cv;
-	const struct wl_access *rd;
+	const struct wl_access *acc;
 	const uint32_t *lines;
 	size_t n;
 	void *const (*bufs)[WL_MAX_BUF];
@@ -1039,15 +1042,40 @@ struct carve_job {
 	int d;
 };
 
-#define CARVE_TILE	256	/* lines a block of the fill kernel */
+#define CARVE_TILE	256	/* lines a block */
 
-static void carve_kernel(void *p)
+static void carve_fill_kernel(void *p)
 {
 	const struct carve_job *j = p;
 	size_t b = (gpsBlockIdx)().x;
 	size_t lo = j->n * b / j->blocks, hi = j->n * (b + 1) / j->blocks;
 
-	carve_fill(j->cv, j->d, j->rd, j->lines + lo, hi - lo, j->bufs);
+	carve_fill(j->cv, j->d, j->acc, j->lines + lo, hi - lo, j->bufs);
+}
+
+static void carve_wrote_kernel(void *p)
+{
+	const struct carve_job *j = p;
+	size_t b = (gpsBlockIdx)().x;
+	size_t lo = j->n * b / j->blocks, hi = j->n * (b + 1) / j->blocks;
+
+	carve_wrote(j->cv, j->d, j->acc, j->lines + lo, hi - lo);
+}
+
+/* @fn over the lines of @x with access map @acc, on device @d's stream */
+static void carve_launch(gpsKernel_t fn, struct carve *cv, int d,
+			 const struct idx *x, const struct wl_access *acc,
+			 void *const (*bufs)[WL_MAX_BUF])
+{
+	struct carve_job j = {
+		.cv = cv, .acc = acc, .lines = x->v, .n = x->n, .bufs = bufs,
+		.d = d, .blocks = wl_blocks(x->n, CARVE_TILE),
+	};
+
+	if (x->n)
+		CHECK(gpsLaunchKernel(fn, gpsDim(j.blocks, 1, 1),
+				      gpsDim(1, 1, 1), GPS_ARGS_RAW(&j),
+				      streams[d]));
 }
 
 /*
@@ -1061,19 +1089,10 @@ static void carve_before(struct carve *cv, const struct plan *pl, int ph,
 	int nd = pl->nd, d;
 
 	for (d = 0; d < nd; d++) {
-		const struct idx *x = &pl->rlines[(size_t)ph * nd + d];
-		struct carve_job j = {
-			.cv = cv, .rd = &pl->rd[(size_t)ph * nd + d],
-			.lines = x->v, .n = x->n, .bufs = bufs, .d = d,
-			.blocks = wl_blocks(x->n, CARVE_TILE),
-		};
-
-		if (!x->n)
-			continue;
 		CHECK(gpsSetDevice(d));
-		CHECK(gpsLaunchKernel(carve_kernel, gpsDim(j.blocks, 1, 1),
-				      gpsDim(1, 1, 1), GPS_ARGS_RAW(&j),
-				      streams[d]));
+		carve_launch(carve_fill_kernel, cv, d,
+			     &pl->rlines[(size_t)ph * nd + d],
+			     &pl->rd[(size_t)ph * nd + d], bufs);
 	}
 	for (d = 0; d < nd; d++) {
 		CHECK(gpsSetDevice(d));
@@ -1081,16 +1100,17 @@ static void carve_before(struct carve *cv, const struct plan *pl, int ph,
 	}
 }
 
-/* after phase @ph: its stores invalidate the other devices' lines */
-static void carve_after(struct carve *cv, const struct plan *pl, int ph)
+/*
+ * Behind device @d's launches of phase @ph on its stream: its stores
+ * invalidate the other devices' lines (done before the next phase's
+ * fills, which wait for every stream)
+ */
+static void carve_after(struct carve *cv, const struct plan *pl, int ph,
+			int d)
 {
-	int nd = pl->nd, d;
-
-	for (d = 0; d < nd; d++) {
-		const struct idx *x = &pl->wlines[(size_t)ph * nd + d];
-
-		carve_wrote(cv, d, &pl->wr[(size_t)ph * nd + d], x->v, x->n);
-	}
+	carve_launch(carve_wrote_kernel, cv, d,
+		     &pl->wlines[(size_t)ph * pl->nd + d],
+		     &pl->wr[(size_t)ph * pl->nd + d], NULL);
 }
 
 /* carve's result: each word from its home's copy (the input: device 0's) */
@@ -1302,6 +1322,8 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 				cur_dev = d;
 				w->ops->launch(w, ph, d, nd, bufs[d], priv[d],
 					       streams[d]);
+				if (cv)
+					carve_after(cv, pl, ph, d);
 			}
 			cur_pa = NULL;
 			for (d = 0; d < nd; d++) {
@@ -1324,7 +1346,6 @@ static void **run(struct wl *w, const struct plan *pl, enum paradigm p,
 					res->reqs += src[d] / LINE;
 				}
 				link_charge(&l, src, nd, tp, res);
-				carve_after(cv, pl, ph);
 			}
 			if (p == P_RDL || p == P_HOME || p == P_UM ||
 			    p == P_UM_FAULT) {
