@@ -140,7 +140,7 @@ TEST_F_TIMEOUT(bench, name, 180)					\
 }
 #define T_WORKLOAD(name, arg)	T_WORKLOAD_P(name, arg, NULL, T_PARADIGMS)
 
-/* each: 11 paradigms, every result as the single-device run's */
+/* each: 12 paradigms, every result as the single-device run's */
 T_WORKLOAD(jacobi, "jacobi")
 T_WORKLOAD(pagerank, "pagerank")
 T_WORKLOAD(pagerank_push, "pagerank-push")
