@@ -298,7 +298,7 @@ static void gpsu_user_release(struct gpsu_user_alloc *ua)
 	int d;
 
 	for (g = 0; ua->subs && g < ua->ngp; g++)
-		gpsu_user_count_replicas(ua, ua->subs[g], false);
+		gpsu_user_uncharge(ua, ua->subs[g]);
 
 	if (ua->back)
 		munmap(ua->back, (size_t)ua->nrep * ua->len);
@@ -317,33 +317,59 @@ static void gpsu_user_release(struct gpsu_user_alloc *ua)
 }
 
 /*
- * GPS: the subscription state at birth: every device (automatic), or
- * the home alone (gpsMemGPSManual), whose replica the others' views map.
+ * GPS: the subscription state at birth, as the driver's: every device
+ * (automatic) or the home alone (gpsMemGPSManual), within the budgets,
+ * in two passes so that a tight budget gives every page a copy before
+ * any page a second: first one copy per page, at home or on the next
+ * device that may hold it (home + 1, ...; counted against the home when
+ * it is not there), then for an automatic allocation a copy on every
+ * other device that may. ENOMEM, nothing charged, when a page fits
+ * nowhere; else the devices left out are counted (subscribe_failed).
+ * A non-subscriber's view, and the host's, map the home's replica, else
+ * the first subscriber's.
  */
 static int gpsu_user_subs_init(struct gpsu_user_alloc *ua)
 {
-	uint64_t all = gpsu_user.ndev >= 64 ? ~0ULL :
-		       (1ULL << gpsu_user.ndev) - 1;
-	uint64_t subs = (ua->a->flags & GPSU_ALLOC_MANUAL) ?
-			1ULL << ua->a->home : all;
+	uint64_t failed[GPSU_MAX_DEVICES] = { 0 };
+	bool manual = ua->a->flags & GPSU_ALLOC_MANUAL;
+	int nd = gpsu_user.ndev, home = ua->a->home, pass, k, d, v;
 	size_t g;
-	int v;
 
 	ua->ngp = ua->len / ua->ps;
 	ua->subs = calloc(ua->ngp, sizeof(*ua->subs));
 	ua->touched = calloc(ua->ngp, sizeof(*ua->touched));
 	ua->collapsed = calloc(ua->ngp, 1);
-	ua->map = calloc((size_t)(gpsu_user.ndev + 1) * ua->ngp, 1);
+	ua->map = calloc((size_t)(nd + 1) * ua->ngp, 1);
 	if (!ua->subs || !ua->touched || !ua->collapsed || !ua->map)
 		return ENOMEM;
+	for (pass = 0; pass < (manual ? 1 : 2); pass++)
+		for (g = 0; g < ua->ngp; g++) {
+			for (k = 0; k < nd; k++) {
+				d = (home + k) % nd;
+				if ((!pass && ua->subs[g]) ||
+				    (ua->subs[g] & (1ULL << d)))
+					continue;
+				if (gpsu_user_charge(ua, d, false))
+					ua->subs[g] |= 1ULL << d;
+				else if (pass == !manual)
+					failed[d]++;	/* once, last pass */
+			}
+			if (!ua->subs[g])
+				return ENOMEM;	/* released by the caller */
+		}
 	for (g = 0; g < ua->ngp; g++) {
-		ua->subs[g] = subs;
-		for (v = 0; v <= gpsu_user.ndev; v++)
+		int first = (ua->subs[g] & (1ULL << home)) ? home :
+			    __builtin_ctzll(ua->subs[g]);
+
+		for (v = 0; v <= nd; v++)
 			*gpsu_user_mapp(ua, v, g) =
-				(v < gpsu_user.ndev && (subs & (1ULL << v))) ?
-				(uint8_t)v : (uint8_t)ua->a->home;
-		gpsu_user_count_replicas(ua, subs, true);
+				(v < nd && (ua->subs[g] & (1ULL << v))) ?
+				(uint8_t)v : (uint8_t)first;
 	}
+	for (d = 0; d < nd; d++)
+		if (failed[d])
+			gpsu_user_count(d, GPSU_S(subscribe_failed),
+					failed[d]);
 	return 0;
 }
 
@@ -438,15 +464,20 @@ static int gpsu_user_alloc(struct gpsu_alloc *a, unsigned int page_size)
 		a->nviews = d + 1;
 		if (gps) {
 			ret = gpsu_capture_arm(a->views[d], ua->len);
+			if (!ret)
+				ret = gpsu_user_point_born(ua, d);
 			if (ret)
 				goto err_unmap;
 		}
 	}
 	if (gps) {
-		a->host = gpsu_user_map(ua, a->home);
+		a->host = gpsu_user_map(ua, *gpsu_user_mapp(ua, gpsu_user.ndev,
+							     0));
 		if (!a->host)
 			goto err_unmap;
 		ret = gpsu_capture_arm(a->host, ua->len);
+		if (!ret)
+			ret = gpsu_user_point_born(ua, gpsu_user.ndev);
 		if (ret)
 			goto err_unmap;
 		pthread_rwlock_wrlock(&gpsu_user.allocs_lock);

@@ -7,8 +7,9 @@
  * $GPSU_KNOB_<name> when set at start. The knobs the engine honours take
  * any value the driver would take (page_size, block_size, queue_capacity,
  * queue_watermark, link_bandwidth, link_latency_ns, harvest_interval_us,
- * harvest_ahead, bulk_blocks, fence_threads); every other knob holds what
- * the engine does (max_bytes 0: no budgets; ...) or, where no value says
+ * harvest_ahead, bulk_blocks, fence_threads, max_bytes, node_max_bytes);
+ * every other knob holds what the engine does (node_reserve_bytes 0: no
+ * reserve; ...) or, where no value says
  * it, the default, and refuses any other value with ENOTSUP.
  *
  * Counters: per device, the driver's names; those the engine does not
@@ -48,9 +49,7 @@ static const struct {
 	uint64_t value;
 } gpsu_user_fixed[] = {
 	{ GPSU_K(dirty_wake), (uint64_t)-1 },
-	{ GPSU_K(max_bytes), 0 },		/* no node budgets */
-	{ GPSU_K(node_max_bytes), 0 },
-	{ GPSU_K(node_reserve_bytes), 0 },
+	{ GPSU_K(node_reserve_bytes), 0 },	/* no reserve */
 	{ GPSU_K(track_policy), (uint64_t)-1 },	/* "touched" */
 	{ GPSU_K(capture_bytes), 4096 },		/* PAGEMAP_SCAN's page */
 	{ GPSU_K(keep_writable_ms), 0 },		/* protected at each scan */
@@ -69,7 +68,7 @@ static const int gpsu_user_kept[] = {
 	GPSU_S(queue_hwm),
 	GPSU_S(replica_pages), GPSU_S(twin_pages), GPSU_S(link_wait_ns),
 	GPSU_S(queue_capacity), GPSU_S(thread_rounds),
-	GPSU_S(blocks_bulk), GPSU_S(pages_helped),
+	GPSU_S(blocks_bulk), GPSU_S(pages_helped), GPSU_S(subscribe_failed),
 };
 
 static struct {

@@ -100,6 +100,7 @@ struct gpsu_user_state {
 	pthread_rwlock_t allocs_lock;
 	struct gpsu_user_alloc *allocs;	/* GPS allocations */
 	bool tracking;			/* under allocs_lock */
+	uint64_t replica_pages;		/* every device's, atomic: max_bytes */
 	struct gpsu_user_stats st;	/* atomic adds */
 };
 
@@ -166,23 +167,18 @@ static inline uint64_t gpsu_user_qpage(const struct gpsu_user_alloc *ua, int r,
 	return (uint64_t)r * (ua->len / PAGE_SIZE) + p;
 }
 
-/* Replica pages held by the subscribers of @subs, one GPS page each. */
-static inline void gpsu_user_count_replicas(const struct gpsu_user_alloc *ua,
-					    uint64_t subs, bool add)
-{
-	uint64_t n = ua->ps / PAGE_SIZE;
-	int d;
+/* ---- engine_user_subs.c ---------------------------------------------- */
 
-	if (!add)
-		n = -n;		/* the counters add modulo 2^64 */
-	for (d = 0; d < gpsu_user.ndev; d++) {
-		if (!(subs & (1ULL << d)))
-			continue;
-		gpsu_user_count(d, GPSU_S(replica_pages), n);
-		if (ua->twin)
-			gpsu_user_count(d, GPSU_S(twin_pages), n);
-	}
-}
+/*
+ * A replica of one GPS page of @ua for device @d, charged to the budgets
+ * (max_bytes, node_max_bytes; @force: past them, for memory already
+ * there); false when it would pass one: the device is left out.
+ */
+bool gpsu_user_charge(const struct gpsu_user_alloc *ua, int d, bool force);
+/* The replicas of the devices of @subs, one GPS page each, given back. */
+void gpsu_user_uncharge(const struct gpsu_user_alloc *ua, uint64_t subs);
+/* At birth: view @v's pages on the replicas the map says; an errno. */
+int gpsu_user_point_born(struct gpsu_user_alloc *ua, int v);
 
 /* ---- engine_user_publish.c ------------------------------------------- */
 

@@ -27,6 +27,52 @@
 /* the pure core, after the library's headers: it defines min/max */
 #include "gps_bytes.h"
 
+/* ---- budgets --------------------------------------------------------- */
+
+/*
+ * As the driver's: all replicas against max_bytes exactly (an atomic
+ * add, taken back on failure), one device's against node_max_bytes as
+ * its replica_pages counter stands (two charges racing on one device may
+ * pass it by a replica). Per process: the process is the engine.
+ */
+bool gpsu_user_charge(const struct gpsu_user_alloc *ua, int d, bool force)
+{
+	uint64_t n = ua->ps / PAGE_SIZE, held = 0, now;
+	uint64_t cap = gpsu_user_knob(GPSU_K(max_bytes));
+	uint64_t node_cap = gpsu_user_knob(GPSU_K(node_max_bytes));
+
+	now = __atomic_add_fetch(&gpsu_user.replica_pages, n,
+				 __ATOMIC_RELAXED);
+	(void)gpsu_user_counter(d, GPSU_S(replica_pages), &held);
+	if (!force && ((cap && now * PAGE_SIZE > cap) ||
+		       (node_cap && (held + n) * PAGE_SIZE > node_cap))) {
+		__atomic_sub_fetch(&gpsu_user.replica_pages, n,
+				   __ATOMIC_RELAXED);
+		return false;
+	}
+	gpsu_user_count(d, GPSU_S(replica_pages), n);
+	if (ua->twin)
+		gpsu_user_count(d, GPSU_S(twin_pages), n);
+	return true;
+}
+
+void gpsu_user_uncharge(const struct gpsu_user_alloc *ua, uint64_t subs)
+{
+	uint64_t n = ua->ps / PAGE_SIZE;
+	int d;
+
+	for (d = 0; d < gpsu_user.ndev; d++) {
+		if (!(subs & (1ULL << d)))
+			continue;
+		__atomic_sub_fetch(&gpsu_user.replica_pages, n,
+				   __ATOMIC_RELAXED);
+		/* the counters add modulo 2^64 */
+		gpsu_user_count(d, GPSU_S(replica_pages), -n);
+		if (ua->twin)
+			gpsu_user_count(d, GPSU_S(twin_pages), -n);
+	}
+}
+
 /* ---- subscriptions -------------------------------------------------- */
 
 /*
@@ -49,10 +95,10 @@ static int gpsu_user_prot(const struct gpsu_user_alloc *ua, int v, size_t g,
  * is not registered), held as the change holds it.
  */
 static int gpsu_user_point(struct gpsu_user_alloc *ua, int v, size_t g,
-			   int r)
+			   int r, bool held)
 {
 	char *at = gpsu_user_view(ua, v) + g * ua->ps;
-	int prot = gpsu_user_prot(ua, v, g, true);
+	int prot = gpsu_user_prot(ua, v, g, held);
 	long m;
 
 	/*
@@ -68,6 +114,27 @@ static int gpsu_user_point(struct gpsu_user_alloc *ua, int v, size_t g,
 		return errno;
 	*gpsu_user_mapp(ua, v, g) = (uint8_t)r;
 	return gpsu_capture_arm(at, ua->ps);
+}
+
+/*
+ * At birth, view @v mapped whole on the replica of its first page: the
+ * pages whose replica differs (a budget left a device out) pointed at
+ * theirs. Nothing else knows the allocation yet.
+ */
+int gpsu_user_point_born(struct gpsu_user_alloc *ua, int v)
+{
+	int base = *gpsu_user_mapp(ua, v, 0), ret;
+	size_t g;
+
+	for (g = 1; g < ua->ngp; g++) {
+		if (*gpsu_user_mapp(ua, v, g) == base)
+			continue;
+		ret = gpsu_user_point(ua, v, g, *gpsu_user_mapp(ua, v, g),
+				      false);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 /* The replica view @v should map at @g under the subscribers @subs. */
@@ -228,6 +295,14 @@ static int gpsu_user_resub(struct gpsu_user_alloc *ua, size_t g,
 
 	if (!want)
 		return EBUSY;
+	/* a device the budgets refuse stays out, counted: a soft failure */
+	for (d = 0; d < gpsu_user.ndev; d++) {
+		if (!(add & (1ULL << d)) || gpsu_user_charge(ua, d, false))
+			continue;
+		add &= ~(1ULL << d);
+		want &= ~(1ULL << d);
+		gpsu_user_count(d, GPSU_S(subscribe_failed), 1);
+	}
 	if (want == old)
 		return 0;
 	gpsu_user_settle(ua, g, old, gpsu_change.h);
@@ -258,15 +333,14 @@ static int gpsu_user_resub(struct gpsu_user_alloc *ua, size_t g,
 		}
 	}
 	ua->subs[g] = want;
-	gpsu_user_count_replicas(ua, add, true);
-	gpsu_user_count_replicas(ua, drop, false);
+	gpsu_user_uncharge(ua, drop);
 	if (gpsu_user.change_delay_us)
 		usleep(gpsu_user.change_delay_us);
 	for (v = 0; v <= gpsu_user.ndev; v++) {
 		r = gpsu_user_serve(ua, v, g, want);
 		if (r == *gpsu_user_mapp(ua, v, g))
 			continue;
-		e = gpsu_user_point(ua, v, g, r);
+		e = gpsu_user_point(ua, v, g, r, true);
 		if (e && !ret)
 			ret = e;
 	}
@@ -278,7 +352,7 @@ static int gpsu_user_resub(struct gpsu_user_alloc *ua, size_t g,
 			continue;
 		drop &= ~still;
 		ua->subs[g] |= still;
-		gpsu_user_count_replicas(ua, still, true);
+		(void)gpsu_user_charge(ua, *gpsu_user_mapp(ua, v, g), true);
 	}
 	for (d = 0; d < gpsu_user.ndev; d++) {
 		if (!(drop & (1ULL << d)))

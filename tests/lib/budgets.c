@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: replica budgets (Documentation/gps.rst, "Oversubscription:
+ * replica budgets"), against either engine.  With node_max_bytes set, an
+ * automatic GPS allocation larger than a device may hold still succeeds:
+ * every page keeps at least one copy, no device holds more than its
+ * budget, and every (page, device) left out is counted once in
+ * subscribe_failed; a page's first copy goes to the home device, or the
+ * next one that can hold it.  With max_bytes set below one copy of
+ * every page the allocation fails with an out-of-memory error and leaves
+ * no replica behind.  Advice to subscribe past a budget succeeds, the
+ * device staying out of the pages it cannot hold (counted), and raising
+ * the budget lets the same advice through.  Tracking started under a
+ * budget subscribes within it.  In every case each device's loads and
+ * stores, subscriber or not, see what the host and the other devices
+ * stored.
+ */
+#include "kselftest_harness.h"
+#include "t_lib.h"
+
+#define NPAGES	8
+
+struct chk_args {
+	unsigned int *buf;
+	size_t words;
+	unsigned int *bad;	/* host memory: not translated */
+	int d, nd, mode;
+};
+
+enum { CHK_INPUT, CHK_STORE, CHK_STORED };
+
+static unsigned int input(size_t i)
+{
+	return (unsigned int)(i * 7 + 1);
+}
+
+static unsigned int stored(size_t i, int nd)
+{
+	return (unsigned int)((i % nd) * 1000003u + i);
+}
+
+static void chk_kernel(void *p)
+{
+	struct chk_args *a = p;
+	size_t i;
+
+	for (i = 0; i < a->words; i++) {
+		switch (a->mode) {
+		case CHK_INPUT:
+			if (a->buf[i] != input(i))
+				__atomic_fetch_add(a->bad, 1, __ATOMIC_RELAXED);
+			break;
+		case CHK_STORE:
+			if ((int)(i % a->nd) == a->d)
+				a->buf[i] = stored(i, a->nd);
+			break;
+		default:
+			if (a->buf[i] != stored(i, a->nd))
+				__atomic_fetch_add(a->bad, 1, __ATOMIC_RELAXED);
+		}
+	}
+}
+
+FIXTURE(budget) {
+	unsigned long long max0, node0;
+	int saved;
+	int ndev;
+	size_t ps;
+};
+
+FIXTURE_SETUP(budget)
+{
+	gpsPointerAttributes at;
+	void *p;
+
+	self->saved = 0;
+	T_MIN_DEVICES(self->ndev, 2);
+	ASSERT_EQ(0, t_knob_get("max_bytes", &self->max0));
+	ASSERT_EQ(0, t_knob_get("node_max_bytes", &self->node0));
+	self->saved = 1;
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS(&p, 1, 0));
+	ASSERT_EQ(gpsSuccess, gpsPointerGetAttributes(&at, p));
+	self->ps = at.gpsPageSize;
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
+FIXTURE_TEARDOWN(budget)
+{
+	if (!self->saved)
+		return;
+	t_knob_set("max_bytes", self->max0);
+	t_knob_set("node_max_bytes", self->node0);
+}
+
+/* replica pages of device @d now */
+static size_t dev_pages(int d)
+{
+	gpsDeviceProp prop;
+
+	return gpsGetDeviceProperties(&prop, d) == gpsSuccess ?
+	       prop.replicaPages : 0;
+}
+
+/* the most replica bytes any device holds now */
+static size_t most_bytes(int ndev)
+{
+	size_t most = 0, n;
+	int d;
+
+	for (d = 0; d < ndev; d++) {
+		n = dev_pages(d);
+		if (n > most)
+			most = n;
+	}
+	return most * 4096;
+}
+
+static long long failed_sum(int ndev)
+{
+	long long s = 0, v;
+	int d;
+
+	for (d = 0; d < ndev; d++) {
+		v = t_dev_stat(d, "subscribe_failed");
+		if (v < 0)
+			return -1;
+		s += v;
+	}
+	return s;
+}
+
+/* kernel @mode of device @d over @g; the words it found wrong */
+static unsigned int run_chk(struct __test_metadata *_metadata, int d,
+			    int nd, unsigned int *g, size_t words, int mode)
+{
+	unsigned int bad = 0;
+	struct chk_args a = {
+		.buf = g, .words = words, .bad = &bad, .d = d, .nd = nd,
+		.mode = mode,
+	};
+
+	EXPECT_EQ(gpsSuccess, gpsSetDevice(d));
+	EXPECT_EQ(gpsSuccess, gpsLaunchKernel(chk_kernel, gpsDim(1, 1, 1),
+			gpsDim(1, 1, 1),
+			GPS_ARGS(&a, GPS_PTR(struct chk_args, buf)), NULL));
+	EXPECT_EQ(gpsSuccess, gpsDeviceSynchronize());
+	return bad;
+}
+
+/*
+ * The host's input is seen by every device; each device stores its
+ * stripe of words; after every device's fence each sees all stripes.
+ */
+static void every_device_sees(struct __test_metadata *_metadata, int nd,
+			      unsigned int *g, size_t bytes)
+{
+	size_t words = bytes / sizeof(*g), i;
+	unsigned int *in = malloc(bytes);
+	int d;
+
+	ASSERT_NE(NULL, in);
+	for (i = 0; i < words; i++)
+		in[i] = input(i);
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsMemcpy(g, in, bytes,
+					gpsMemcpyHostToDevice));
+	for (d = 0; d < nd; d++)
+		EXPECT_EQ(0, run_chk(_metadata, d, nd, g, words, CHK_INPUT))
+			TH_LOG("device %d read other input", d);
+	for (d = 0; d < nd; d++)
+		run_chk(_metadata, d, nd, g, words, CHK_STORE);
+	for (d = 0; d < nd; d++) {
+		ASSERT_EQ(gpsSuccess, gpsSetDevice(d));
+		ASSERT_EQ(gpsSuccess, gpsDeviceSynchronize());
+	}
+	for (d = 0; d < nd; d++)
+		EXPECT_EQ(0, run_chk(_metadata, d, nd, g, words, CHK_STORED))
+			TH_LOG("device %d missed stores", d);
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsMemcpy(in, g, bytes,
+					gpsMemcpyDeviceToHost));
+	for (i = 0; i < words; i++)
+		ASSERT_EQ(stored(i, nd), in[i]) TH_LOG("host, word %zu", i);
+	free(in);
+}
+
+/* per page subscriber masks of @g; each page has one at least */
+static void masks_of(struct __test_metadata *_metadata, void *g, size_t ps,
+		     size_t n, unsigned long long *m)
+{
+	size_t got, i;
+
+	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(g, n * ps, m, n, &got));
+	ASSERT_EQ(n, got);
+	for (i = 0; i < n; i++)
+		ASSERT_NE(0, m[i]) TH_LOG("page %zu has no copy", i);
+}
+
+/* GPS pages device @d may add under a node budget of @cap bytes */
+static int room(size_t cap, size_t ps, size_t was)
+{
+	size_t used = was * 4096;
+
+	return used >= cap ? 0 : (int)((cap - used) / ps);
+}
+
+TEST_F(budget, allocation_fits_the_node_budget)
+{
+	unsigned long long m[NPAGES];
+	size_t cap = most_bytes(self->ndev) + 4 * self->ps, i, was[64];
+	long long f0, f1;
+	int d, held[64] = { 0 }, subs = 0, want;
+	unsigned int *g;
+
+	for (d = 0; d < self->ndev; d++)
+		was[d] = dev_pages(d);
+	T_KNOB_SET("node_max_bytes", cap);
+	f0 = failed_sum(self->ndev);
+	ASSERT_LE(0, f0);
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&g, NPAGES * self->ps,
+					   0));
+	masks_of(_metadata, g, self->ps, NPAGES, m);
+	for (i = 0; i < NPAGES; i++)
+		for (d = 0; d < self->ndev; d++)
+			if (m[i] >> d & 1) {
+				held[d]++;
+				subs++;
+			}
+	/* each device holds all pages, or all it may */
+	for (d = 0; d < self->ndev; d++) {
+		EXPECT_LE(dev_pages(d) * 4096, cap) TH_LOG("device %d", d);
+		want = room(cap, self->ps, was[d]);
+		EXPECT_EQ(want < NPAGES ? want : NPAGES, held[d])
+			TH_LOG("device %d", d);
+	}
+	/* the home first: it holds the first pages */
+	EXPECT_EQ(1ULL, m[0] & 1);
+	EXPECT_GT(self->ndev * NPAGES, subs);
+	f1 = failed_sum(self->ndev);
+	EXPECT_EQ(self->ndev * NPAGES - subs, f1 - f0);
+	every_device_sees(_metadata, self->ndev, g, NPAGES * self->ps);
+	ASSERT_EQ(gpsSuccess, gpsFree(g));
+}
+
+TEST_F(budget, no_copy_anywhere_fails_and_leaves_nothing)
+{
+	unsigned long long m[2];
+	size_t before = t_replica_pages(self->ndev);
+	long long f0 = failed_sum(self->ndev);
+	void *g = NULL;
+
+	T_KNOB_SET("max_bytes", before * 4096 + 2 * self->ps);
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	EXPECT_EQ(gpsErrorMemoryAllocation,
+		  gpsMallocGPS(&g, 4 * self->ps, 0));
+	(void)gpsGetLastError();
+	EXPECT_EQ(before, t_replica_pages(self->ndev));
+	/* only an allocation that exists counts devices left out */
+	EXPECT_EQ(f0, failed_sum(self->ndev));
+	/* two pages: one copy each, and no room for another */
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS(&g, 2 * self->ps, 0));
+	masks_of(_metadata, g, self->ps, 2, m);
+	EXPECT_EQ(1, __builtin_popcountll(m[0]));
+	EXPECT_EQ(1, __builtin_popcountll(m[1]));
+	EXPECT_EQ(1ULL, m[0]);		/* at home */
+	every_device_sees(_metadata, self->ndev, g, 2 * self->ps);
+	ASSERT_EQ(gpsSuccess, gpsFree(g));
+	EXPECT_EQ(before, t_replica_pages(self->ndev));
+}
+
+TEST_F(budget, advice_past_the_budget_is_soft)
+{
+	unsigned long long m[4];
+	size_t cap = most_bytes(self->ndev) + 2 * self->ps;
+	size_t was0 = dev_pages(0), was1 = dev_pages(1);
+	long long f0, f1;
+	unsigned int *g;
+	int i, on0 = 0, on1 = 0, want0, want1;
+
+	T_KNOB_SET("node_max_bytes", cap);
+	want0 = room(cap, self->ps, was0);
+	want1 = room(cap, self->ps, was1);
+	ASSERT_LE(2, want0);
+	ASSERT_GT(4, want0);	/* else nothing is left for device 1 */
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&g, 4 * self->ps,
+					   gpsMemGPSManual));
+	masks_of(_metadata, g, self->ps, 4, m);
+	/* device 0 holds the first pages it may; the rest went to 1 */
+	for (i = 0; i < 4; i++) {
+		EXPECT_EQ(1, __builtin_popcountll(m[i]));
+		EXPECT_EQ(i < want0 ? 1ULL : 2ULL, m[i]) TH_LOG("page %d", i);
+		on0 += (int)(m[i] & 1);
+	}
+	EXPECT_EQ(want0, on0);
+	f0 = t_dev_stat(1, "subscribe_failed");
+	ASSERT_LE(0, f0);
+	ASSERT_EQ(gpsSuccess, gpsMemAdvise(g, 4 * self->ps,
+					   gpsMemAdviseGPSSubscribe, 1));
+	masks_of(_metadata, g, self->ps, 4, m);
+	for (i = 0; i < 4; i++)
+		on1 += (int)(m[i] >> 1 & 1);
+	EXPECT_EQ(want1 < 4 ? want1 : 4, on1);
+	EXPECT_LE(dev_pages(1) * 4096, cap);
+	EXPECT_GT(4, on1);
+	f1 = t_dev_stat(1, "subscribe_failed");
+	EXPECT_EQ(4 - on1, f1 - f0);
+	every_device_sees(_metadata, self->ndev, g, 4 * self->ps);
+
+	/* room again: the same advice goes through */
+	T_KNOB_SET("node_max_bytes", 0);
+	ASSERT_EQ(gpsSuccess, gpsMemAdvise(g, 4 * self->ps,
+					   gpsMemAdviseGPSSubscribe, 1));
+	masks_of(_metadata, g, self->ps, 4, m);
+	for (i = 0; i < 4; i++)
+		EXPECT_NE(0, m[i] >> 1 & 1) TH_LOG("page %d", i);
+	every_device_sees(_metadata, self->ndev, g, 4 * self->ps);
+	ASSERT_EQ(gpsSuccess, gpsFree(g));
+}
+
+TEST_F(budget, tracking_subscribes_within_the_budget)
+{
+	unsigned long long m[NPAGES];
+	long long f0, f1;
+	size_t cap;
+	unsigned int *g;
+	int d;
+
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&g, NPAGES * self->ps,
+					   0));
+	/* one copy each to begin with, at home */
+	for (d = 1; d < self->ndev; d++)
+		ASSERT_EQ(gpsSuccess, gpsMemAdvise(g, NPAGES * self->ps,
+					gpsMemAdviseGPSUnsubscribe, d));
+	/* room for two pages on the others (device 0 is past it) */
+	cap = 0;
+	for (d = 1; d < self->ndev; d++)
+		if (dev_pages(d) * 4096 > cap)
+			cap = dev_pages(d) * 4096;
+	cap += 2 * self->ps;
+	T_KNOB_SET("node_max_bytes", cap);
+	f0 = failed_sum(self->ndev);
+	ASSERT_LE(0, f0);
+	ASSERT_EQ(gpsSuccess, gpsTrackingStart());
+	/* every device wanted on every page; some could not be */
+	f1 = failed_sum(self->ndev);
+	EXPECT_LT(f0, f1);
+	for (d = 1; d < self->ndev; d++)
+		EXPECT_LE(dev_pages(d) * 4096, cap) TH_LOG("device %d", d);
+	every_device_sees(_metadata, self->ndev, g, NPAGES * self->ps);
+	ASSERT_EQ(gpsSuccess, gpsTrackingStop());
+	for (d = 1; d < self->ndev; d++)
+		EXPECT_LE(dev_pages(d) * 4096, cap) TH_LOG("device %d", d);
+	masks_of(_metadata, g, self->ps, NPAGES, m);
+	every_device_sees(_metadata, self->ndev, g, NPAGES * self->ps);
+	ASSERT_EQ(gpsSuccess, gpsFree(g));
+}
+
+TEST_HARNESS_MAIN
