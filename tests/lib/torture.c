@@ -25,8 +25,10 @@
  * default on the native engine; off on the driver, whose knobs are the
  * machine's) thread 0 turns the link model on and off at random between
  * rounds, with a harvest interval of 100 us, so that rounds of the push
- * threads harvest and push while the stores and changes go on, and
- * fence_threads between 4 and 1, so that fences are helped or not.
+ * threads harvest and push while the stores and changes go on,
+ * fence_threads between 4 and 1, so that fences are helped or not, and
+ * node_max_bytes between none and 1 MiB, so that subscriptions and
+ * tracking are refused replicas (soft failures) now and then.
  *
  * Bounded in time: GPSU_TORTURE_SECS (default 3) seconds of rounds;
  * GPSU_TORTURE_THREADS threads per device (default 2); GPSU_TORTURE_SEED.
@@ -48,6 +50,7 @@
 #define TT_ALLOCS	3
 #define TT_OPS		1000			/* operations per round */
 #define TT_LINK		100000000000ULL		/* bytes/s: push threads on */
+#define TT_BUDGET	(1ULL << 20)		/* node_max_bytes when tight */
 #define TT_REPORT	8			/* anomalies printed */
 #define TT_MAX_DEVICES	64
 
@@ -267,6 +270,10 @@ static void *tt_thread(void *p)
 						       tt_rand(&rng) % 2 ?
 						       4 : 1),
 					 "gpsSetKnob(fence_threads)");
+				tt_check(t, gpsSetKnob("node_max_bytes",
+						       tt_rand(&rng) % 2 ?
+						       TT_BUDGET : 0),
+					 "gpsSetKnob(node_max_bytes)");
 			}
 			if (tt_rand(&rng) % 4 == 0) {
 				gpsError_t e = gpsTrackingStart();
@@ -344,7 +351,8 @@ TEST_F_TIMEOUT(tt, no_published_store_lost, 7200)
 	pthread_t th[TT_MAX_THREADS];
 	const char *engine = "?", *push;
 	unsigned long long link0 = 0, interval0 = 0, rounds0 = 0, rounds1;
-	unsigned long long threads0 = 0, helped0 = 0;
+	unsigned long long threads0 = 0, helped0 = 0, budget0 = 0;
+	unsigned long long failed0 = 0;
 	gpsEngine eng;
 	struct tt *t;
 	int ndev, i, g, d;
@@ -373,6 +381,8 @@ TEST_F_TIMEOUT(tt, no_published_store_lost, 7200)
 		ASSERT_EQ(gpsSuccess, gpsGetKnob(&interval0,
 						 "harvest_interval_us"));
 		ASSERT_EQ(gpsSuccess, gpsGetKnob(&threads0, "fence_threads"));
+		ASSERT_EQ(gpsSuccess, gpsGetKnob(&budget0, "node_max_bytes"));
+		failed0 = tt_counter("subscribe_failed", ndev);
 		ASSERT_EQ(gpsSuccess, gpsSetKnob("harvest_interval_us", 100));
 		rounds0 = tt_counter("thread_rounds", ndev);
 		helped0 = tt_counter("pages_helped", ndev);
@@ -422,9 +432,11 @@ TEST_F_TIMEOUT(tt, no_published_store_lost, 7200)
 		EXPECT_EQ(gpsSuccess, gpsSetKnob("harvest_interval_us",
 						 interval0));
 		EXPECT_EQ(gpsSuccess, gpsSetKnob("fence_threads", threads0));
-		printf("# push threads and fence helpers toggled: %llu rounds, %llu pages helped\n",
+		EXPECT_EQ(gpsSuccess, gpsSetKnob("node_max_bytes", budget0));
+		printf("# push threads, fence helpers and budgets toggled: %llu rounds, %llu pages helped, %llu replicas refused\n",
 		       rounds1 - rounds0,
-		       tt_counter("pages_helped", ndev) - helped0);
+		       tt_counter("pages_helped", ndev) - helped0,
+		       tt_counter("subscribe_failed", ndev) - failed0);
 		EXPECT_LT(rounds0, rounds1);
 	}
 
