@@ -324,13 +324,14 @@ static void gpsu_user_release(struct gpsu_user_alloc *ua)
  * device that may hold it (home + 1, ...; counted against the home when
  * it is not there), then for an automatic allocation a copy on every
  * other device that may. ENOMEM, nothing charged, when a page fits
- * nowhere; else the devices left out are counted (subscribe_failed).
+ * nowhere; else @failed[d]: the pages device d was left out of (counted
+ * in subscribe_failed by the caller once the allocation exists).
  * A non-subscriber's view, and the host's, map the home's replica, else
  * the first subscriber's.
  */
-static int gpsu_user_subs_init(struct gpsu_user_alloc *ua)
+static int gpsu_user_subs_init(struct gpsu_user_alloc *ua,
+			       uint64_t *failed)
 {
-	uint64_t failed[GPSU_MAX_DEVICES] = { 0 };
 	bool manual = ua->a->flags & GPSU_ALLOC_MANUAL;
 	int nd = gpsu_user.ndev, home = ua->a->home, pass, k, d, v;
 	size_t g;
@@ -366,10 +367,6 @@ static int gpsu_user_subs_init(struct gpsu_user_alloc *ua)
 				(v < nd && (ua->subs[g] & (1ULL << v))) ?
 				(uint8_t)v : (uint8_t)first;
 	}
-	for (d = 0; d < nd; d++)
-		if (failed[d])
-			gpsu_user_count(d, GPSU_S(subscribe_failed),
-					failed[d]);
 	return 0;
 }
 
@@ -406,6 +403,7 @@ static int gpsu_user_alloc(struct gpsu_alloc *a, unsigned int page_size)
 {
 	size_t ps = page_size ? page_size :
 				gpsu_user_knob(GPSU_K(page_size));
+	uint64_t failed[GPSU_MAX_DEVICES] = { 0 };
 	struct gpsu_user_alloc *ua;
 	int d, r, ret = ENOMEM;
 	bool gps = a->kind == GPSU_KIND_GPS;
@@ -445,7 +443,7 @@ static int gpsu_user_alloc(struct gpsu_alloc *a, unsigned int page_size)
 	a->page_size = ps;
 	ua->ps = ps;
 	if (gps) {
-		ret = gpsu_user_subs_init(ua);
+		ret = gpsu_user_subs_init(ua, failed);
 		if (ret)
 			goto err_release;
 	}
@@ -483,7 +481,7 @@ static int gpsu_user_alloc(struct gpsu_alloc *a, unsigned int page_size)
 		pthread_rwlock_wrlock(&gpsu_user.allocs_lock);
 		/* born while tracking: tracked, as the driver's */
 		if (gpsu_user.tracking && !(a->flags & GPSU_ALLOC_MANUAL))
-			ret = gpsu_user_track_on(ua);
+			ret = gpsu_user_track_on(ua, true);
 		if (!ret) {
 			ua->next = gpsu_user.allocs;
 			gpsu_user.allocs = ua;
@@ -496,6 +494,11 @@ static int gpsu_user_alloc(struct gpsu_alloc *a, unsigned int page_size)
 		if (ret)
 			goto err_unmap;
 	}
+	/* only an allocation that exists has devices left out */
+	for (d = 0; d < gpsu_user.ndev; d++)
+		if (failed[d])
+			gpsu_user_count(d, GPSU_S(subscribe_failed),
+					failed[d]);
 	a->handle = (uintptr_t)ua;
 	a->engine = ua;
 	return 0;

@@ -209,7 +209,7 @@ int gpsu_user_query(const struct gpsu_alloc *a, size_t first, uint32_t nr,
 		    unsigned long long *subs);
 int gpsu_user_track(bool start);
 /* A new allocation watched: tracked (tracking on), managed on fault. */
-int gpsu_user_track_on(struct gpsu_user_alloc *ua);
+int gpsu_user_track_on(struct gpsu_user_alloc *ua, bool born);
 int gpsu_user_um_on(struct gpsu_user_alloc *ua);
 /* The fault table's callbacks (engine_user_fault.c). */
 int gpsu_user_track_fault(void *ctx, int d, uintptr_t addr);

@@ -32,8 +32,9 @@
 /*
  * As the driver's: all replicas against max_bytes exactly (an atomic
  * add, taken back on failure), one device's against node_max_bytes as
- * its replica_pages counter stands (two charges racing on one device may
- * pass it by a replica). Per process: the process is the engine.
+ * its replica_pages counter stands (allocations placed side by side,
+ * outside allocs_lock, may pass it by a few replicas). Per process: the
+ * process is the engine.
  */
 bool gpsu_user_charge(const struct gpsu_user_alloc *ua, int d, bool force)
 {
@@ -95,10 +96,10 @@ static int gpsu_user_prot(const struct gpsu_user_alloc *ua, int v, size_t g,
  * is not registered), held as the change holds it.
  */
 static int gpsu_user_point(struct gpsu_user_alloc *ua, int v, size_t g,
-			   int r, bool held)
+			   int r)
 {
 	char *at = gpsu_user_view(ua, v) + g * ua->ps;
-	int prot = gpsu_user_prot(ua, v, g, held);
+	int prot = gpsu_user_prot(ua, v, g, true);
 	long m;
 
 	/*
@@ -123,14 +124,24 @@ static int gpsu_user_point(struct gpsu_user_alloc *ua, int v, size_t g,
  */
 int gpsu_user_point_born(struct gpsu_user_alloc *ua, int v)
 {
-	int base = *gpsu_user_mapp(ua, v, 0), ret;
-	size_t g;
+	int base = *gpsu_user_mapp(ua, v, 0), r, ret;
+	char *view = gpsu_user_view(ua, v);
+	size_t g, e;
 
-	for (g = 1; g < ua->ngp; g++) {
-		if (*gpsu_user_mapp(ua, v, g) == base)
+	for (g = 1; g < ua->ngp; g = e) {
+		r = *gpsu_user_mapp(ua, v, g);
+		for (e = g + 1; e < ua->ngp && *gpsu_user_mapp(ua, v, e) == r;
+		     e++)
+			;
+		if (r == base)
 			continue;
-		ret = gpsu_user_point(ua, v, g, *gpsu_user_mapp(ua, v, g),
-				      false);
+		/* a run on one replica: one mapping, armed */
+		if (mmap(view + g * ua->ps, (e - g) * ua->ps,
+			 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+			 ua->memfd, (off_t)((size_t)r * ua->len + g * ua->ps)) ==
+		    MAP_FAILED)
+			return errno;
+		ret = gpsu_capture_arm(view + g * ua->ps, (e - g) * ua->ps);
 		if (ret)
 			return ret;
 	}
@@ -303,6 +314,8 @@ static int gpsu_user_resub(struct gpsu_user_alloc *ua, size_t g,
 		want &= ~(1ULL << d);
 		gpsu_user_count(d, GPSU_S(subscribe_failed), 1);
 	}
+	if (!want)
+		return EBUSY;	/* no caller asks it: every request keeps one */
 	if (want == old)
 		return 0;
 	gpsu_user_settle(ua, g, old, gpsu_change.h);
@@ -340,7 +353,7 @@ static int gpsu_user_resub(struct gpsu_user_alloc *ua, size_t g,
 		r = gpsu_user_serve(ua, v, g, want);
 		if (r == *gpsu_user_mapp(ua, v, g))
 			continue;
-		e = gpsu_user_point(ua, v, g, r, true);
+		e = gpsu_user_point(ua, v, g, r);
 		if (e && !ret)
 			ret = e;
 	}
@@ -418,9 +431,16 @@ int gpsu_user_advise(const struct gpsu_alloc *a, size_t off,
 			ret = held;
 	}
 	for (g = first; g < last && !ret; g++) {
-		if (advice != GPSU_ADVISE_UNSUBSCRIBE)
-			ua->collapsed[g] = advice == GPSU_ADVISE_COLLAPSE;
+		uint64_t was = ua->subs[g];
+
+		if (advice == GPSU_ADVISE_COLLAPSE)
+			ua->collapsed[g] = true;
 		ret = gpsu_user_resub(ua, g, want[g - first]);
+		/* replicated again only where the device was given a copy
+		 * (not where it had one, nor where a budget refused it) */
+		if (advice == GPSU_ADVISE_SUBSCRIBE && !(was & bit) &&
+		    (ua->subs[g] & bit))
+			ua->collapsed[g] = false;
 	}
 	if (!held) {
 		e = gpsu_user_change_end(ua, first, last);
@@ -492,11 +512,12 @@ int gpsu_user_track_fault(void *ctx, int d, uintptr_t addr)
 
 /*
  * Starts tracking @ua: every device subscribed to every page but the
- * collapsed ones (so that each sees its own replica), the touched masks
- * cleared, every device view PROT_NONE with its faults routed here.
- * allocs_lock held for writing.
+ * collapsed ones (so that each sees its own replica; @born: an
+ * allocation just placed, where every device was tried already), the
+ * touched masks cleared, every device view PROT_NONE with its faults
+ * routed here. allocs_lock held for writing.
  */
-int gpsu_user_track_on(struct gpsu_user_alloc *ua)
+int gpsu_user_track_on(struct gpsu_user_alloc *ua, bool born)
 {
 	uint64_t all = gpsu_user.ndev >= 64 ? ~0ULL :
 		       (1ULL << gpsu_user.ndev) - 1;
@@ -515,7 +536,7 @@ int gpsu_user_track_on(struct gpsu_user_alloc *ua)
 	}
 	for (g = 0; g < ua->ngp && !ret; g++) {
 		__atomic_store_n(&ua->touched[g], 0, __ATOMIC_RELAXED);
-		if (!ua->collapsed[g])
+		if (!ua->collapsed[g] && !born)
 			ret = gpsu_user_resub(ua, g, all);
 	}
 	/* the device views close as the hold ends */
@@ -584,7 +605,8 @@ int gpsu_user_track(bool start)
 	for (ua = gpsu_user.allocs; ua; ua = ua->next) {
 		if (ua->a->flags & GPSU_ALLOC_MANUAL)
 			continue;
-		e = start ? gpsu_user_track_on(ua) : gpsu_user_track_off(ua);
+		e = start ? gpsu_user_track_on(ua, false) :
+			    gpsu_user_track_off(ua);
 		if (e && !ret)
 			ret = e;
 	}

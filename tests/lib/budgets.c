@@ -10,10 +10,15 @@
  * every page the allocation fails with an out-of-memory error and leaves
  * no replica behind.  Advice to subscribe past a budget succeeds, the
  * device staying out of the pages it cannot hold (counted), and raising
- * the budget lets the same advice through.  Tracking started under a
- * budget subscribes within it.  In every case each device's loads and
- * stores, subscriber or not, see what the host and the other devices
- * stored.
+ * the budget lets the same advice through; a page placed away from
+ * its manual allocation's home counts against the home; a collapsed
+ * page stays collapsed when a subscribe is refused.  Tracking started
+ * under a budget subscribes each device to as many pages as it may,
+ * counting the rest once, and an allocation born while tracking counts
+ * its refusals once.  In every case each device's loads and stores,
+ * subscriber or not, and the host's through the allocation's own
+ * pointer see what the host and the other devices stored, and every
+ * replica is given back at the end.
  */
 #include "kselftest_harness.h"
 #include "t_lib.h"
@@ -65,7 +70,7 @@ FIXTURE(budget) {
 	unsigned long long max0, node0;
 	int saved;
 	int ndev;
-	size_t ps;
+	size_t ps, pages0;	/* replica pages when the test began */
 };
 
 FIXTURE_SETUP(budget)
@@ -83,6 +88,7 @@ FIXTURE_SETUP(budget)
 	ASSERT_EQ(gpsSuccess, gpsPointerGetAttributes(&at, p));
 	self->ps = at.gpsPageSize;
 	ASSERT_EQ(gpsSuccess, gpsFree(p));
+	self->pages0 = t_replica_pages(self->ndev);
 }
 
 FIXTURE_TEARDOWN(budget)
@@ -160,11 +166,11 @@ static void every_device_sees(struct __test_metadata *_metadata, int nd,
 	int d;
 
 	ASSERT_NE(NULL, in);
+	/* the host stores through the allocation's own pointer */
 	for (i = 0; i < words; i++)
-		in[i] = input(i);
+		((volatile unsigned int *)g)[i] = input(i);
 	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
-	ASSERT_EQ(gpsSuccess, gpsMemcpy(g, in, bytes,
-					gpsMemcpyHostToDevice));
+	ASSERT_EQ(gpsSuccess, gpsThreadFenceSystem());
 	for (d = 0; d < nd; d++)
 		EXPECT_EQ(0, run_chk(_metadata, d, nd, g, words, CHK_INPUT))
 			TH_LOG("device %d read other input", d);
@@ -181,9 +187,16 @@ static void every_device_sees(struct __test_metadata *_metadata, int nd,
 	ASSERT_EQ(gpsSuccess, gpsMemcpy(in, g, bytes,
 					gpsMemcpyDeviceToHost));
 	for (i = 0; i < words; i++)
-		ASSERT_EQ(stored(i, nd), in[i]) TH_LOG("host, word %zu", i);
+		ASSERT_EQ(stored(i, nd), in[i]) TH_LOG("copy, word %zu", i);
+	for (i = 0; i < words; i++)
+		ASSERT_EQ(stored(i, nd), ((volatile unsigned int *)g)[i])
+			TH_LOG("host view, word %zu", i);
 	free(in);
 }
+
+/* every replica given back */
+#define T_ALL_BACK()							\
+	EXPECT_EQ(self->pages0, t_replica_pages(self->ndev))
 
 /* per page subscriber masks of @g; each page has one at least */
 static void masks_of(struct __test_metadata *_metadata, void *g, size_t ps,
@@ -205,7 +218,7 @@ static int room(size_t cap, size_t ps, size_t was)
 	return used >= cap ? 0 : (int)((cap - used) / ps);
 }
 
-TEST_F(budget, allocation_fits_the_node_budget)
+TEST_F_TIMEOUT(budget, allocation_fits_the_node_budget, 120)
 {
 	unsigned long long m[NPAGES];
 	size_t cap = most_bytes(self->ndev) + 4 * self->ps, i, was[64];
@@ -242,9 +255,10 @@ TEST_F(budget, allocation_fits_the_node_budget)
 	EXPECT_EQ(self->ndev * NPAGES - subs, f1 - f0);
 	every_device_sees(_metadata, self->ndev, g, NPAGES * self->ps);
 	ASSERT_EQ(gpsSuccess, gpsFree(g));
+	T_ALL_BACK();
 }
 
-TEST_F(budget, no_copy_anywhere_fails_and_leaves_nothing)
+TEST_F_TIMEOUT(budget, no_copy_anywhere_fails_and_leaves_nothing, 120)
 {
 	unsigned long long m[2];
 	size_t before = t_replica_pages(self->ndev);
@@ -265,17 +279,19 @@ TEST_F(budget, no_copy_anywhere_fails_and_leaves_nothing)
 	EXPECT_EQ(1, __builtin_popcountll(m[0]));
 	EXPECT_EQ(1, __builtin_popcountll(m[1]));
 	EXPECT_EQ(1ULL, m[0]);		/* at home */
+	/* every other device refused both pages, counted once each */
+	EXPECT_EQ(f0 + 2 * (self->ndev - 1), failed_sum(self->ndev));
 	every_device_sees(_metadata, self->ndev, g, 2 * self->ps);
 	ASSERT_EQ(gpsSuccess, gpsFree(g));
 	EXPECT_EQ(before, t_replica_pages(self->ndev));
 }
 
-TEST_F(budget, advice_past_the_budget_is_soft)
+TEST_F_TIMEOUT(budget, advice_past_the_budget_is_soft, 120)
 {
 	unsigned long long m[4];
 	size_t cap = most_bytes(self->ndev) + 2 * self->ps;
 	size_t was0 = dev_pages(0), was1 = dev_pages(1);
-	long long f0, f1;
+	long long f0, f1, h0 = t_dev_stat(0, "subscribe_failed");
 	unsigned int *g;
 	int i, on0 = 0, on1 = 0, want0, want1;
 
@@ -295,6 +311,8 @@ TEST_F(budget, advice_past_the_budget_is_soft)
 		on0 += (int)(m[i] & 1);
 	}
 	EXPECT_EQ(want0, on0);
+	/* a page away from home counts against the home */
+	EXPECT_EQ(h0 + 4 - want0, t_dev_stat(0, "subscribe_failed"));
 	f0 = t_dev_stat(1, "subscribe_failed");
 	ASSERT_LE(0, f0);
 	ASSERT_EQ(gpsSuccess, gpsMemAdvise(g, 4 * self->ps,
@@ -318,15 +336,72 @@ TEST_F(budget, advice_past_the_budget_is_soft)
 		EXPECT_NE(0, m[i] >> 1 & 1) TH_LOG("page %d", i);
 	every_device_sees(_metadata, self->ndev, g, 4 * self->ps);
 	ASSERT_EQ(gpsSuccess, gpsFree(g));
+	T_ALL_BACK();
 }
 
-TEST_F(budget, tracking_subscribes_within_the_budget)
+/*
+ * A collapsed page (system scope, one copy) is replicated again only by
+ * a subscribe that gives a device a copy: refused by the budget, it
+ * stays collapsed, and tracking leaves it at one copy.
+ */
+TEST_F_TIMEOUT(budget, refused_subscribe_keeps_a_page_collapsed, 120)
+{
+	unsigned long long m[2];
+	unsigned int *g;
+
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&g, 2 * self->ps, 0));
+	ASSERT_EQ(gpsSuccess, gpsMemAdvise(g, self->ps,
+					   gpsMemAdviseGPSCollapse, 0));
+	/* device 1 holds page 1: no room for another */
+	ASSERT_LT(0, dev_pages(1));
+	T_KNOB_SET("node_max_bytes", dev_pages(1) * 4096);
+	ASSERT_EQ(gpsSuccess, gpsMemAdvise(g, self->ps,
+					   gpsMemAdviseGPSSubscribe, 1));
+	masks_of(_metadata, g, self->ps, 2, m);
+	EXPECT_EQ(1, __builtin_popcountll(m[0]));
+	T_KNOB_SET("node_max_bytes", 0);
+	ASSERT_EQ(gpsSuccess, gpsTrackingStart());
+	masks_of(_metadata, g, self->ps, 2, m);
+	EXPECT_EQ(1, __builtin_popcountll(m[0])) TH_LOG("mask %#llx", m[0]);
+	ASSERT_EQ(gpsSuccess, gpsTrackingStop());
+	ASSERT_EQ(gpsSuccess, gpsFree(g));
+	T_ALL_BACK();
+}
+
+/* max_bytes stops the second copies: every page has its first */
+TEST_F_TIMEOUT(budget, max_bytes_stops_the_second_copies, 120)
 {
 	unsigned long long m[NPAGES];
-	long long f0, f1;
-	size_t cap;
+	size_t before = t_replica_pages(self->ndev), i;
+	long long f0 = failed_sum(self->ndev);
+	int subs = 0, d;
 	unsigned int *g;
-	int d;
+
+	T_KNOB_SET("max_bytes", before * 4096 + (NPAGES + 3) * self->ps);
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&g, NPAGES * self->ps,
+					   0));
+	masks_of(_metadata, g, self->ps, NPAGES, m);
+	for (i = 0; i < NPAGES; i++) {
+		EXPECT_EQ(1ULL, m[i] & 1) TH_LOG("page %zu", i);
+		for (d = 0; d < self->ndev; d++)
+			subs += (int)(m[i] >> d & 1);
+	}
+	EXPECT_EQ(NPAGES + 3, subs);
+	EXPECT_EQ(f0 + self->ndev * NPAGES - subs, failed_sum(self->ndev));
+	every_device_sees(_metadata, self->ndev, g, NPAGES * self->ps);
+	ASSERT_EQ(gpsSuccess, gpsFree(g));
+	T_ALL_BACK();
+}
+
+TEST_F_TIMEOUT(budget, tracking_subscribes_within_the_budget, 120)
+{
+	unsigned long long m[NPAGES];
+	long long f0, f1, left = 0;
+	size_t cap, was[64], i;
+	unsigned int *g, *g2;
+	int d, held, want, subs = 0;
 
 	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
 	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&g, NPAGES * self->ps,
@@ -344,12 +419,33 @@ TEST_F(budget, tracking_subscribes_within_the_budget)
 	T_KNOB_SET("node_max_bytes", cap);
 	f0 = failed_sum(self->ndev);
 	ASSERT_LE(0, f0);
+	for (d = 0; d < self->ndev; d++)
+		was[d] = dev_pages(d);
 	ASSERT_EQ(gpsSuccess, gpsTrackingStart());
-	/* every device wanted on every page; some could not be */
-	f1 = failed_sum(self->ndev);
-	EXPECT_LT(f0, f1);
-	for (d = 1; d < self->ndev; d++)
+	/* every device on as many pages as it may; the rest counted */
+	masks_of(_metadata, g, self->ps, NPAGES, m);
+	for (d = 1; d < self->ndev; d++) {
+		for (i = 0, held = 0; i < NPAGES; i++)
+			held += (int)(m[i] >> d & 1);
+		want = room(cap, self->ps, was[d]);
+		want = want < NPAGES ? want : NPAGES;
+		EXPECT_EQ(want, held) TH_LOG("device %d", d);
+		left += NPAGES - want;
 		EXPECT_LE(dev_pages(d) * 4096, cap) TH_LOG("device %d", d);
+	}
+	f1 = failed_sum(self->ndev);
+	EXPECT_EQ(f0 + left, f1);
+	EXPECT_LT(0, left);
+	/* born while tracking: its refusals counted once */
+	T_KNOB_SET("node_max_bytes", most_bytes(self->ndev) + 4 * self->ps);
+	f0 = failed_sum(self->ndev);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&g2, NPAGES * self->ps,
+					   0));
+	masks_of(_metadata, g2, self->ps, NPAGES, m);
+	for (i = 0; i < NPAGES; i++)
+		subs += __builtin_popcountll(m[i]);
+	EXPECT_EQ(f0 + self->ndev * NPAGES - subs, failed_sum(self->ndev));
+	ASSERT_EQ(gpsSuccess, gpsFree(g2));
 	every_device_sees(_metadata, self->ndev, g, NPAGES * self->ps);
 	ASSERT_EQ(gpsSuccess, gpsTrackingStop());
 	for (d = 1; d < self->ndev; d++)
@@ -357,6 +453,7 @@ TEST_F(budget, tracking_subscribes_within_the_budget)
 	masks_of(_metadata, g, self->ps, NPAGES, m);
 	every_device_sees(_metadata, self->ndev, g, NPAGES * self->ps);
 	ASSERT_EQ(gpsSuccess, gpsFree(g));
+	T_ALL_BACK();
 }
 
 TEST_HARNESS_MAIN
