@@ -84,7 +84,20 @@ size_t carve_rdc_bytes(const struct carve *cv)
 	return cv->nsets * CARVE_LINE;
 }
 
-/* any word of line @k of buffer @b that @a marks and @d does not hold */
+/* Line @x (buffer << 28 | line): its buffer, number and words [w0, w1). */
+static int cv_line(const struct carve *cv, uint32_t x, size_t *gline,
+		   size_t *w0, size_t *w1)
+{
+	int b = (int)(x >> 28);
+	size_t k = LINE_OF(x);
+
+	*gline = cv->base[b] + k;
+	*w0 = k * WPL;
+	*w1 = *w0 + WPL < cv->words[b] ? *w0 + WPL : cv->words[b];
+	return b;
+}
+
+/* any word of [@w0, @w1) of buffer @b that @a marks and @d does not hold */
 static int cv_remote(const struct carve *cv, int d, const struct wl_access *a,
 		     int b, size_t w0, size_t w1)
 {
@@ -131,17 +144,15 @@ void carve_fill(struct carve *cv, int d, const struct wl_access *rd,
 	size_t x;
 
 	for (x = 0; x < n; x++) {
-		int b = (int)(lines[x] >> 28), h;
-		size_t k = LINE_OF(lines[x]), w0 = k * WPL, w1 = w0 + WPL;
-		uint32_t want = (uint32_t)(cv->base[b] + k + 1), t;
+		size_t gl, w0, w1;
+		int b = cv_line(cv, lines[x], &gl, &w0, &w1), h;
+		uint32_t want = (uint32_t)(gl + 1), t;
 		uint32_t *slot;
 		uint64_t homes;
 
-		if (w1 > cv->words[b])
-			w1 = cv->words[b];
 		if (!cv_remote(cv, d, rd, b, w0, w1))
 			continue;
-		slot = &dv->tag[cv_set(cv, cv->base[b] + k)];
+		slot = &dv->tag[cv_set(cv, gl)];
 		t = __atomic_load_n(slot, __ATOMIC_RELAXED);
 		if (t == want) {
 			st.hits++;
@@ -202,10 +213,10 @@ void carve_wrote(struct carve *cv, int d, const struct wl_access *wr,
 	int e;
 
 	for (x = 0; x < n; x++) {
-		int b = (int)(lines[x] >> 28);
-		size_t k = LINE_OF(lines[x]), w0 = k * WPL, w1 = w0 + WPL;
-		size_t set = cv_set(cv, cv->base[b] + k);
-		uint32_t want = (uint32_t)(cv->base[b] + k + 1);
+		size_t gl, w0, w1;
+		int b = cv_line(cv, lines[x], &gl, &w0, &w1);
+		size_t set = cv_set(cv, gl);
+		uint32_t want = (uint32_t)(gl + 1);
 
 		for (e = 0; e < cv->nd; e++) {
 			uint32_t t = want;
@@ -217,8 +228,6 @@ void carve_wrote(struct carve *cv, int d, const struct wl_access *wr,
 				__atomic_fetch_add(&cv->dev[e].st.invalidations,
 						   1, __ATOMIC_RELAXED);
 		}
-		if (w1 > cv->words[b])
-			w1 = cv->words[b];
 		cv_rehome(cv, d, wr, b, w0, w1);
 	}
 }

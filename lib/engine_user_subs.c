@@ -91,15 +91,17 @@ static int gpsu_user_prot(const struct gpsu_user_alloc *ua, int v, size_t g,
 }
 
 /*
- * Points GPS page @g of view @v at replica @r: a MAP_FIXED mapping of
- * that replica's region of the memfd, armed for capture (a new mapping
- * is not registered), held as the change holds it.
+ * Points GPS pages [@g, @g + @n) of view @v at replica @r: one MAP_FIXED
+ * mapping of that replica's region of the memfd, armed for capture (a
+ * new mapping is not registered), @held as a change holds them (the
+ * protection of page @g: the caller's pages share it).
  */
 static int gpsu_user_point(struct gpsu_user_alloc *ua, int v, size_t g,
-			   int r)
+			   size_t n, int r, bool held)
 {
 	char *at = gpsu_user_view(ua, v) + g * ua->ps;
-	int prot = gpsu_user_prot(ua, v, g, true);
+	int prot = gpsu_user_prot(ua, v, g, held);
+	size_t i;
 	long m;
 
 	/*
@@ -109,12 +111,13 @@ static int gpsu_user_point(struct gpsu_user_alloc *ua, int v, size_t g,
 	 * after the page opened again, before the hold ended, for a race
 	 * (the kernel orders the two; nothing TSan sees does).
 	 */
-	m = syscall(SYS_mmap, at, ua->ps, prot, MAP_SHARED | MAP_FIXED,
+	m = syscall(SYS_mmap, at, n * ua->ps, prot, MAP_SHARED | MAP_FIXED,
 		    ua->memfd, (off_t)((size_t)r * ua->len + g * ua->ps));
 	if (m == -1)
 		return errno;
-	*gpsu_user_mapp(ua, v, g) = (uint8_t)r;
-	return gpsu_capture_arm(at, ua->ps);
+	for (i = g; i < g + n; i++)
+		*gpsu_user_mapp(ua, v, i) = (uint8_t)r;
+	return gpsu_capture_arm(at, n * ua->ps);
 }
 
 /*
@@ -125,7 +128,6 @@ static int gpsu_user_point(struct gpsu_user_alloc *ua, int v, size_t g,
 int gpsu_user_point_born(struct gpsu_user_alloc *ua, int v)
 {
 	int base = *gpsu_user_mapp(ua, v, 0), r, ret;
-	char *view = gpsu_user_view(ua, v);
 	size_t g, e;
 
 	for (g = 1; g < ua->ngp; g = e) {
@@ -135,13 +137,8 @@ int gpsu_user_point_born(struct gpsu_user_alloc *ua, int v)
 			;
 		if (r == base)
 			continue;
-		/* a run on one replica: one mapping, armed */
-		if (mmap(view + g * ua->ps, (e - g) * ua->ps,
-			 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-			 ua->memfd, (off_t)((size_t)r * ua->len + g * ua->ps)) ==
-		    MAP_FAILED)
-			return errno;
-		ret = gpsu_capture_arm(view + g * ua->ps, (e - g) * ua->ps);
+		/* a run on one replica: one mapping, armed, not held */
+		ret = gpsu_user_point(ua, v, g, e - g, r, false);
 		if (ret)
 			return ret;
 	}
@@ -353,7 +350,7 @@ static int gpsu_user_resub(struct gpsu_user_alloc *ua, size_t g,
 		r = gpsu_user_serve(ua, v, g, want);
 		if (r == *gpsu_user_mapp(ua, v, g))
 			continue;
-		e = gpsu_user_point(ua, v, g, r);
+		e = gpsu_user_point(ua, v, g, 1, r, true);
 		if (e && !ret)
 			ret = e;
 	}
