@@ -253,14 +253,8 @@ struct gps_alloc {
 	atomic64_t write_faults;
 	atomic64_t pushes;
 	void *gpages;			/* nr_gpages struct gps_gpage */
-	struct gps_um_page *um;		/* GPS_MEM_MANAGED: per GPS page */
-};
-
-/* Thrashing state of one managed GPS page; under sub_sem (write). */
-struct gps_um_page {
-	unsigned long epoch;		/* jiffies: start of the count */
-	unsigned long pin_until;	/* jiffies: pinned before this */
-	unsigned int moves;		/* moves since epoch */
+	/* GPS_MEM_MANAGED: per GPS page, jiffies; under sub_sem (write) */
+	struct gps_thrash *um;
 };
 
 /* gps_devices.c: the device table, and counters of the whole driver */

@@ -35,6 +35,7 @@
 #include <linux/jiffies.h>
 #include <linux/slab.h>
 #include "gps_internal.h"
+#include "gps_thrash.h"
 
 /**
  * gps_um_init() - the per-page thrashing state of a managed allocation
@@ -49,9 +50,10 @@ int gps_um_init(struct gps_alloc *a)
 	return a->um ? 0 : -ENOMEM;
 }
 
-static bool gps_um_pinned(struct gps_um_page *um)
+/* Is managed GPS page @g of @a pinned where it is?  sub_sem held. */
+static bool gps_um_pinned(struct gps_alloc *a, unsigned long g)
 {
-	return um->pin_until && time_before(jiffies, um->pin_until);
+	return gps_thrash_pinned(&a->um[g], get_jiffies_64());
 }
 
 /**
@@ -66,31 +68,16 @@ bool gps_um_wants(struct gps_alloc *a, unsigned long g, int to)
 {
 	lockdep_assert_held(&a->sub_sem);
 	return a->kind == GPS_MEM_MANAGED && !gps_gpage(a, g)->rep[to] &&
-	       !gps_um_pinned(&a->um[g]);
+	       !gps_um_pinned(a, g);
 }
 
-/* Has @um moved often enough to pin it now?  Counts this move if not. */
-static bool gps_um_thrashing(struct gps_um_page *um)
+/* Would this move thrash?  Then pinned (core/gps_thrash.h); else counted. */
+static bool gps_um_thrashing(struct gps_thrash *um)
 {
-	unsigned int threshold = READ_ONCE(gps_knobs.um_thrash_threshold);
-	unsigned long now = jiffies;
-
-	if (time_after(now, um->epoch +
-		       msecs_to_jiffies(READ_ONCE(gps_knobs.um_thrash_epoch_ms)))) {
-		um->epoch = now;
-		um->moves = 0;
-	}
-	if (threshold && um->moves >= threshold) {
-		um->pin_until = now +
-				msecs_to_jiffies(READ_ONCE(gps_knobs.um_pin_ms));
-		/* jiffies 0 means "never pinned" */
-		um->pin_until |= !um->pin_until;
-		um->epoch = now;
-		um->moves = 0;
-		return true;
-	}
-	um->moves++;
-	return false;
+	return gps_thrash_move(um, get_jiffies_64(),
+			       READ_ONCE(gps_knobs.um_thrash_threshold),
+			       msecs_to_jiffies(READ_ONCE(gps_knobs.um_thrash_epoch_ms)),
+			       msecs_to_jiffies(READ_ONCE(gps_knobs.um_pin_ms)));
 }
 
 /* The move's bytes over @from's link, waited for like a fence's. */
@@ -132,7 +119,7 @@ void gps_um_migrate(struct gps_alloc *a, unsigned long g, int to)
 	}
 	r = gps_replica_alloc(a, g, to, false);
 	if (!r) {
-		a->um[g].moves--;
+		gps_thrash_undo(&a->um[g]);
 		atomic64_inc(&gps_devs[to].stats.subscribe_failed);
 		goto out_unlock;
 	}

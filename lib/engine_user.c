@@ -313,6 +313,8 @@ static void gpsu_user_release(struct gpsu_user_alloc *ua)
 	free(ua->map);
 	free(ua->collapsed);
 	free(ua->owner);
+	free(ua->reach);
+	free(ua->thrash);
 	free(ua);
 }
 

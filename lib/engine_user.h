@@ -142,7 +142,6 @@ struct gpsu_user_stats {
 	uint64_t subscribes;		/* replicas of a GPS page added */
 	uint64_t unsubscribes;		/* replicas of a GPS page dropped */
 	uint64_t track_faults;		/* first accesses seen in tracking */
-	uint64_t um_moves;		/* managed pages moved on a fault */
 	uint64_t opened_whole;		/* views opened whole at a fault:
 					 * vm.max_map_count reached */
 };

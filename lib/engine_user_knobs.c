@@ -53,9 +53,6 @@ static const struct {
 	{ GPSU_K(track_policy), (uint64_t)-1 },	/* "touched" */
 	{ GPSU_K(capture_bytes), 4096 },		/* PAGEMAP_SCAN's page */
 	{ GPSU_K(keep_writable_ms), 0 },		/* protected at each scan */
-	{ GPSU_K(um_thrash_threshold), 0 },	/* moves on every fault */
-	{ GPSU_K(um_thrash_epoch_ms), (uint64_t)-1 },
-	{ GPSU_K(um_pin_ms), 0 },
 };
 
 /* The counters the engine keeps (engine_user*.c count them). */
@@ -69,6 +66,7 @@ static const int gpsu_user_kept[] = {
 	GPSU_S(replica_pages), GPSU_S(twin_pages), GPSU_S(link_wait_ns),
 	GPSU_S(queue_capacity), GPSU_S(thread_rounds),
 	GPSU_S(blocks_bulk), GPSU_S(pages_helped), GPSU_S(subscribe_failed),
+	GPSU_S(migrations), GPSU_S(bytes_migrated), GPSU_S(thrash_pins),
 };
 
 static struct {

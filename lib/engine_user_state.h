@@ -26,6 +26,7 @@
 #include "gps_diff.h"
 #include "gps_linkmodel.h"
 #include "gps_queue.h"
+#include "gps_thrash.h"
 
 #define GPSU_USER_STRIPES	64	/* page locks of an allocation */
 #define GPSU_USER_HELP_MIN	8	/* pages of a fence worth a helper */
@@ -84,11 +85,16 @@ struct gpsu_user_alloc {
 	uint8_t *map, *collapsed;
 	bool tracked;			/* its device views watched (tracking) */
 	/*
-	 * Managed memory on fault: the device whose view has small page p
-	 * (owner[p]); the others' views have it PROT_NONE, and their first
-	 * access moves it (um_lock, a spinlock taken in the fault handler).
+	 * Managed memory on fault: the device that has small page p
+	 * (owner[p]), the devices whose views reach it (reach[p]: the
+	 * owner's, and others' while it is pinned; the rest have it
+	 * PROT_NONE, and their first access moves it), and its thrashing
+	 * guard (thrash[p], ns); under um_lock, a spinlock taken in the
+	 * fault handler.
 	 */
 	uint8_t *owner;
+	uint64_t *reach;
+	struct gps_thrash *thrash;
 	int um_lock;
 };
 

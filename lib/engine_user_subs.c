@@ -614,46 +614,113 @@ int gpsu_user_track(bool start)
 /* ---- managed memory on fault ---------------------------------------- */
 
 /*
- * Device @d's first access to a managed small page another device has:
- * it moves to @d (the old owner's view closed, @d's opened, the memory
- * moved to @d's node where there are several). One copy throughout, so
- * nothing is copied and no store is lost. In the signal handler.
+ * Would moving small page @p now thrash (core/gps_thrash.h, the driver's
+ * um_* knobs, in ns)?  Then pinned where it is; else the move is counted.
+ * um_lock held.
+ */
+static bool gpsu_user_um_thrashing(struct gpsu_user_alloc *ua, size_t p,
+				   uint64_t now)
+{
+	return gps_thrash_move(&ua->thrash[p], now,
+			       (u32)gpsu_user_knob(GPSU_K(um_thrash_threshold)),
+			       gpsu_user_knob(GPSU_K(um_thrash_epoch_ms)) * 1000000,
+			       gpsu_user_knob(GPSU_K(um_pin_ms)) * 1000000);
+}
+
+/*
+ * Small page @p moves to device @d: every other view that reaches it is
+ * closed, then the memory goes to @d's node where there are several. One
+ * copy throughout, so nothing is copied and no store is lost. um_lock
+ * held.
+ */
+static void gpsu_user_um_move(struct gpsu_user_alloc *ua, size_t p, int d)
+{
+	uint64_t others = ua->reach[p] & ~(1ULL << d);
+	size_t at = p * PAGE_SIZE;
+	int v;
+
+	for (v = 0; others; v++, others >>= 1)
+		if (others & 1)
+			(void)mprotect(ua->a->views[v] + at, PAGE_SIZE,
+				       PROT_NONE);
+	__atomic_store_n(&ua->owner[p], (uint8_t)d, __ATOMIC_RELAXED);
+	ua->reach[p] = 0;
+	if (numa_max_node() > 0) {
+		void *pg = ua->back + at;
+		int node = gpsu_user.dev[d].node, status;
+
+		(void)numa_move_pages(0, 1, &pg, &node, &status, MPOL_MF_MOVE);
+	}
+	gpsu_user_count(d, GPSU_S(migrations), 1);
+	gpsu_user_count(d, GPSU_S(bytes_migrated), PAGE_SIZE);
+}
+
+/*
+ * The move's bytes over the link of device @from, waited for by the
+ * fault as a GPU's fault waits for its copy (alone on the link: the
+ * pushes' clock is the fences' and rounds', under the device's lock).
+ */
+static void gpsu_user_um_charge(int from)
+{
+	uint64_t t = gps_link_cost_ns(PAGE_SIZE,
+				      gpsu_user_knob(GPSU_K(link_bandwidth)));
+	struct timespec ts;
+
+	if (!t)
+		return;
+	t += gpsu_user_knob(GPSU_K(link_latency_ns));
+	gpsu_user_count(from, GPSU_S(link_wait_ns), t);
+	ts.tv_sec = (time_t)(t / GPS_NS_PER_SEC);
+	ts.tv_nsec = (long)(t % GPS_NS_PER_SEC);
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/*
+ * Device @d's first access to a managed small page it does not reach:
+ * the page moves to @d, or, pinned where it is (it thrashes, or did a
+ * moment ago), @d's view reaches it there until it next moves. In the
+ * signal handler.
  */
 int gpsu_user_um_fault(void *ctx, int d, uintptr_t addr)
 {
 	struct gpsu_user_alloc *ua = ctx;
 	size_t p = (addr - (uintptr_t)ua->a->views[d]) / PAGE_SIZE;
 	size_t at = p * PAGE_SIZE;
+	uint64_t now = gpsu_user_now();
+	int saved = errno, from = -1;
 	bool ok;
-	int old;
 
 	while (__atomic_exchange_n(&ua->um_lock, 1, __ATOMIC_ACQUIRE))
 		;
-	old = ua->owner[p];
-	if (old != d) {
-		(void)mprotect(ua->a->views[old] + at, PAGE_SIZE, PROT_NONE);
-		__atomic_store_n(&ua->owner[p], (uint8_t)d, __ATOMIC_RELAXED);
-		if (numa_max_node() > 0) {
-			void *pg = ua->back + at;
-			int node = gpsu_user.dev[d].node, status;
+	if (!(ua->reach[p] & (1ULL << d))) {
+		int old = ua->owner[p];
 
-			(void)numa_move_pages(0, 1, &pg, &node, &status,
-					      MPOL_MF_MOVE);
+		if (gps_thrash_pinned(&ua->thrash[p], now)) {
+			/* reached where it is */
+		} else if (gpsu_user_um_thrashing(ua, p, now)) {
+			gpsu_user_count(old, GPSU_S(thrash_pins), 1);
+		} else {
+			gpsu_user_um_move(ua, p, d);
+			from = old;
 		}
-		GPSU_STAT_ADD(um_moves, 1);
 	}
 	ok = !mprotect(ua->a->views[d] + at, PAGE_SIZE, PROT_READ | PROT_WRITE);
 	if (!ok) {
 		/*
 		 * vm.max_map_count: the whole view opens (one copy, so
 		 * nothing is lost; the device's accesses move no page after
-		 * this). The old owner's view may have stayed open too.
+		 * this). Other views may have stayed open too.
 		 */
 		ok = !mprotect(ua->a->views[d], ua->len,
 			       PROT_READ | PROT_WRITE);
 		GPSU_STAT_ADD(opened_whole, 1);
 	}
+	ua->reach[p] |= 1ULL << d;
 	__atomic_store_n(&ua->um_lock, 0, __ATOMIC_RELEASE);
+	if (from >= 0)
+		gpsu_user_um_charge(from);
+	errno = saved;
 	return ok ? GPSU_FAULT_OPENED : GPSU_FAULT_PASS;
 }
 
@@ -664,9 +731,13 @@ int gpsu_user_um_on(struct gpsu_user_alloc *ua)
 	int d, ret;
 
 	ua->owner = malloc(n);
-	if (!ua->owner)
+	ua->reach = malloc(n * sizeof(*ua->reach));
+	ua->thrash = calloc(n, sizeof(*ua->thrash));
+	if (!ua->owner || !ua->reach || !ua->thrash)
 		return ENOMEM;
 	memset(ua->owner, ua->a->home, n);
+	for (size_t p = 0; p < n; p++)
+		ua->reach[p] = 1ULL << ua->a->home;
 	for (d = 0; d < gpsu_user.ndev; d++) {
 		ret = gpsu_fault_add(ua->a->views[d], ua->len,
 				     gpsu_user_um_fault, ua, d);

@@ -818,8 +818,7 @@ TEST(collapse_one_copy)
 /* Managed memory on fault: a page moves to the device that touches it. */
 TEST(managed_moves_on_fault)
 {
-	struct gpsu_user_stats s0, s1;
-	unsigned long long m[2];
+	unsigned long long m[2], s0, s1;
 	size_t np;
 	int *u;
 
@@ -830,10 +829,10 @@ TEST(managed_moves_on_fault)
 	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(u, 8192, m, 2, &np));
 	ASSERT_EQ(2ULL, m[0]);
 	ASSERT_EQ(2ULL, m[1]);
-	gpsu_user_stats(&s0);
+	ASSERT_EQ(gpsSuccess, gpsDeviceGetCounter(&s0, "migrations", 3));
 	((volatile int *)view(u, 3))[1024] = 9;		/* page 1 */
-	gpsu_user_stats(&s1);
-	ASSERT_EQ(1, s1.um_moves - s0.um_moves);
+	ASSERT_EQ(gpsSuccess, gpsDeviceGetCounter(&s1, "migrations", 3));
+	ASSERT_EQ(1, s1 - s0);
 	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(u, 8192, m, 2, &np));
 	ASSERT_EQ(2ULL, m[0]);
 	ASSERT_EQ(8ULL, m[1]);
