@@ -183,6 +183,7 @@ static gpsError_t gpsu_user_open(struct gpsu_engine_info *info)
 		gpsu_capture_close();
 		return gpsErrorInitializationError;
 	}
+	gpsu_user_budget_init();
 	/* holds a push in its page's lock: tests widen race windows */
 	gpsu_user.push_delay_us = (unsigned int)
 		gpsu_user_env("GPSU_TEST_PUSH_DELAY_US", 0);

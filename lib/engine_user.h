@@ -13,6 +13,7 @@
  *   engine_user_publish.c  harvest, diff and push, fences, rounds (over
  *                          the pure core: core/gps_diff, gps_queue,
  *                          gps_bytes, gps_linkmodel)
+ *   engine_user_budget.c   replica budgets and the node reserve
  *   engine_user_subs.c     subscriptions, tracking, managed memory
  *   engine_user.c          devices, replicas and twins, copies, the ops
  *                          table (engine_user_state.h: their shared state)

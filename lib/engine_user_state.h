@@ -173,16 +173,22 @@ static inline uint64_t gpsu_user_qpage(const struct gpsu_user_alloc *ua, int r,
 	return (uint64_t)r * (ua->len / PAGE_SIZE) + p;
 }
 
-/* ---- engine_user_subs.c ---------------------------------------------- */
+/* ---- engine_user_budget.c -------------------------------------------- */
 
+/* The nodes' watermarks read, once the devices are known. */
+void gpsu_user_budget_init(void);
 /*
  * A replica of one GPS page of @ua for device @d, charged to the budgets
- * (max_bytes, node_max_bytes; @force: past them, for memory already
- * there); false when it would pass one: the device is left out.
+ * (max_bytes, node_max_bytes, the node's reserve; @force: past them, for
+ * memory already there); false when it would pass one: the device is
+ * left out.
  */
 bool gpsu_user_charge(const struct gpsu_user_alloc *ua, int d, bool force);
 /* The replicas of the devices of @subs, one GPS page each, given back. */
 void gpsu_user_uncharge(const struct gpsu_user_alloc *ua, uint64_t subs);
+
+/* ---- engine_user_subs.c ---------------------------------------------- */
+
 /* At birth: view @v's pages on the replicas the map says; an errno. */
 int gpsu_user_point_born(struct gpsu_user_alloc *ua, int v);
 

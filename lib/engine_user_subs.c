@@ -3,7 +3,8 @@
  * The native engine's subscriptions (engine_user_state.h): a change
  * (advice, collapse) holds the pages it points again, settles them
  * (engine_user_publish.c), fills new replicas, points the views and
- * drops the replicas left; tracking watches the device views made
+ * drops the replicas left (charged to the budgets:
+ * engine_user_budget.c); tracking watches the device views made
  * PROT_NONE and subscribes the devices that touch a page; managed memory
  * on fault moves a small page to the device that touches it.
  */
@@ -26,53 +27,6 @@
 
 /* the pure core, after the library's headers: it defines min/max */
 #include "gps_bytes.h"
-
-/* ---- budgets --------------------------------------------------------- */
-
-/*
- * As the driver's: all replicas against max_bytes exactly (an atomic
- * add, taken back on failure), one device's against node_max_bytes as
- * its replica_pages counter stands (allocations placed side by side,
- * outside allocs_lock, may pass it by a few replicas). Per process: the
- * process is the engine.
- */
-bool gpsu_user_charge(const struct gpsu_user_alloc *ua, int d, bool force)
-{
-	uint64_t n = ua->ps / PAGE_SIZE, held = 0, now;
-	uint64_t cap = gpsu_user_knob(GPSU_K(max_bytes));
-	uint64_t node_cap = gpsu_user_knob(GPSU_K(node_max_bytes));
-
-	now = __atomic_add_fetch(&gpsu_user.replica_pages, n,
-				 __ATOMIC_RELAXED);
-	(void)gpsu_user_counter(d, GPSU_S(replica_pages), &held);
-	if (!force && ((cap && now * PAGE_SIZE > cap) ||
-		       (node_cap && (held + n) * PAGE_SIZE > node_cap))) {
-		__atomic_sub_fetch(&gpsu_user.replica_pages, n,
-				   __ATOMIC_RELAXED);
-		return false;
-	}
-	gpsu_user_count(d, GPSU_S(replica_pages), n);
-	if (ua->twin)
-		gpsu_user_count(d, GPSU_S(twin_pages), n);
-	return true;
-}
-
-void gpsu_user_uncharge(const struct gpsu_user_alloc *ua, uint64_t subs)
-{
-	uint64_t n = ua->ps / PAGE_SIZE;
-	int d;
-
-	for (d = 0; d < gpsu_user.ndev; d++) {
-		if (!(subs & (1ULL << d)))
-			continue;
-		__atomic_sub_fetch(&gpsu_user.replica_pages, n,
-				   __ATOMIC_RELAXED);
-		/* the counters add modulo 2^64 */
-		gpsu_user_count(d, GPSU_S(replica_pages), -n);
-		if (ua->twin)
-			gpsu_user_count(d, GPSU_S(twin_pages), -n);
-	}
-}
 
 /* ---- subscriptions -------------------------------------------------- */
 

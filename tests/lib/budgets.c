@@ -18,7 +18,10 @@
  * its refusals once.  In every case each device's loads and stores,
  * subscriber or not, and the host's through the allocation's own
  * pointer see what the host and the other devices stored, and every
- * replica is given back at the end.
+ * replica is given back at the end.  A node reserve above every node's
+ * free memory refuses every replica: a new allocation fails and leaves
+ * nothing, advice to subscribe succeeds and adds no copy (counted), and
+ * with the reserve back the same advice adds the copies.
  */
 #include "kselftest_harness.h"
 #include "t_lib.h"
@@ -67,7 +70,7 @@ static void chk_kernel(void *p)
 }
 
 FIXTURE(budget) {
-	unsigned long long max0, node0;
+	unsigned long long max0, node0, reserve0;
 	int saved;
 	int ndev;
 	size_t ps, pages0;	/* replica pages when the test began */
@@ -82,6 +85,7 @@ FIXTURE_SETUP(budget)
 	T_MIN_DEVICES(self->ndev, 2);
 	ASSERT_EQ(0, t_knob_get("max_bytes", &self->max0));
 	ASSERT_EQ(0, t_knob_get("node_max_bytes", &self->node0));
+	ASSERT_EQ(0, t_knob_get("node_reserve_bytes", &self->reserve0));
 	self->saved = 1;
 	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
 	ASSERT_EQ(gpsSuccess, gpsMallocGPS(&p, 1, 0));
@@ -97,6 +101,7 @@ FIXTURE_TEARDOWN(budget)
 		return;
 	t_knob_set("max_bytes", self->max0);
 	t_knob_set("node_max_bytes", self->node0);
+	t_knob_set("node_reserve_bytes", self->reserve0);
 }
 
 /* replica pages of device @d now */
@@ -452,6 +457,51 @@ TEST_F_TIMEOUT(budget, tracking_subscribes_within_the_budget, 120)
 		EXPECT_LE(dev_pages(d) * 4096, cap) TH_LOG("device %d", d);
 	masks_of(_metadata, g, self->ps, NPAGES, m);
 	every_device_sees(_metadata, self->ndev, g, NPAGES * self->ps);
+	ASSERT_EQ(gpsSuccess, gpsFree(g));
+	T_ALL_BACK();
+}
+
+TEST_F_TIMEOUT(budget, a_reserve_above_free_memory_refuses_replicas, 120)
+{
+	unsigned long long m[2];
+	size_t before;
+	long long f0;
+	unsigned int *g;
+	void *h = NULL;
+	int i;
+
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&g, 2 * self->ps, 0));
+	ASSERT_EQ(gpsSuccess, gpsMemAdvise(g, 2 * self->ps,
+					   gpsMemAdviseGPSUnsubscribe, 1));
+	masks_of(_metadata, g, self->ps, 2, m);
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, m[i] & 2) TH_LOG("page %d", i);
+	before = t_replica_pages(self->ndev);
+	f0 = failed_sum(self->ndev);
+	ASSERT_LE(0, f0);
+	/* 1 EiB: more than any node has free */
+	T_KNOB_SET("node_reserve_bytes", 1ULL << 60);
+	EXPECT_EQ(gpsErrorMemoryAllocation, gpsMallocGPS(&h, self->ps, 0));
+	(void)gpsGetLastError();
+	EXPECT_EQ(before, t_replica_pages(self->ndev));
+	EXPECT_EQ(f0, failed_sum(self->ndev));
+	EXPECT_EQ(gpsSuccess, gpsMemAdvise(g, 2 * self->ps,
+					   gpsMemAdviseGPSSubscribe, 1));
+	masks_of(_metadata, g, self->ps, 2, m);
+	for (i = 0; i < 2; i++)
+		EXPECT_EQ(0, m[i] & 2) TH_LOG("page %d", i);
+	EXPECT_EQ(f0 + 2, failed_sum(self->ndev));
+	EXPECT_EQ(before, t_replica_pages(self->ndev));
+	every_device_sees(_metadata, self->ndev, g, 2 * self->ps);
+	/* the reserve back: the same advice adds the copies */
+	T_KNOB_SET("node_reserve_bytes", self->reserve0);
+	EXPECT_EQ(gpsSuccess, gpsMemAdvise(g, 2 * self->ps,
+					   gpsMemAdviseGPSSubscribe, 1));
+	masks_of(_metadata, g, self->ps, 2, m);
+	for (i = 0; i < 2; i++)
+		EXPECT_EQ(2, m[i] & 2) TH_LOG("page %d", i);
+	every_device_sees(_metadata, self->ndev, g, 2 * self->ps);
 	ASSERT_EQ(gpsSuccess, gpsFree(g));
 	T_ALL_BACK();
 }

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The native engine's replica budgets (engine_user_state.h), as the
+ * driver's: all replicas against max_bytes, one device's against
+ * node_max_bytes, and a node's free memory kept above its zones' high
+ * watermarks plus node_reserve_bytes: a replica is a hint, so it gives
+ * way before the program (or anyone) meets the OOM killer. Per process:
+ * the process is the engine.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine_user_state.h"
+
+/* How long a reading of a node's free memory stands. */
+#define GPSU_FREE_NS	(20 * 1000 * 1000ULL)
+
+/*
+ * Per node of a device: the zones' high watermarks (read once), and the
+ * last reading of its free pages, less the replica pages charged on it
+ * since (memfd pages are allocated as they are first touched: a reading
+ * misses those charged and not yet touched, the next one those charged
+ * before it and touched after; racy, as the driver's). Atomics: callers
+ * hold no common lock.
+ */
+struct gpsu_node_mem {
+	int node;
+	uint64_t high;
+	uint64_t free;
+	uint64_t charged;
+	uint64_t read_at;
+	int reading;
+};
+
+static struct gpsu_node_mem gpsu_node_mem[GPSU_MAX_DEVICES];
+static int gpsu_nnodes;
+
+/* The first unsigned number after @key in @buf, or @none. */
+static uint64_t gpsu_number_after(const char *buf, const char *key,
+				  uint64_t none)
+{
+	const char *p = strstr(buf, key);
+	uint64_t v = 0;
+
+	if (!p)
+		return none;
+	for (p += strlen(key); *p == ' ' || *p == '\t'; p++)
+		;
+	if (*p < '0' || *p > '9')
+		return none;
+	for (; *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	return v;
+}
+
+/* Up to @size - 1 bytes of file @path into @buf; false if unreadable. */
+static bool gpsu_read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n, got = 0;
+
+	if (fd < 0)
+		return false;
+	while ((size_t)got < size - 1 &&
+	       (n = read(fd, buf + got, size - 1 - (size_t)got)) > 0)
+		got += n;
+	close(fd);
+	buf[got] = '\0';
+	return got > 0;
+}
+
+/* Free pages of node @node now, or UINT64_MAX where nothing says. */
+static uint64_t gpsu_node_free_now(int node)
+{
+	char path[64], buf[4096];
+	uint64_t kb;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo",
+		 node);
+	if (gpsu_read_file(path, buf, sizeof(buf)))
+		kb = gpsu_number_after(buf, "MemFree:", UINT64_MAX);
+	else if (gpsu_read_file("/proc/meminfo", buf, sizeof(buf)))
+		kb = gpsu_number_after(buf, "MemFree:", UINT64_MAX);
+	else
+		kb = UINT64_MAX;
+	return kb == UINT64_MAX ? kb : kb * 1024 / PAGE_SIZE;
+}
+
+/* The entry of node @node, made at set-up; NULL for none. */
+static struct gpsu_node_mem *gpsu_node_mem_of(int node)
+{
+	int i;
+
+	for (i = 0; i < gpsu_nnodes; i++)
+		if (gpsu_node_mem[i].node == node)
+			return &gpsu_node_mem[i];
+	return NULL;
+}
+
+void gpsu_user_budget_init(void)
+{
+	struct gpsu_node_mem *m = NULL;
+	char *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+	int d, n;
+
+	memset(gpsu_node_mem, 0, sizeof(gpsu_node_mem));
+	gpsu_nnodes = 0;
+	for (d = 0; d < gpsu_user.ndev; d++)
+		if (!gpsu_node_mem_of(gpsu_user.dev[d].node))
+			gpsu_node_mem[gpsu_nnodes++].node = gpsu_user.dev[d].node;
+	/* "Node N, zone Z" heads each zone; its line "high H", in pages */
+	f = fopen("/proc/zoneinfo", "re");
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		if (sscanf(line, "Node %d, zone", &n) == 1)
+			m = gpsu_node_mem_of(n);
+		else if (m && sscanf(line, " high %d", &n) == 1 && n > 0)
+			m->high += (uint64_t)n;
+	}
+	free(line);
+	fclose(f);
+}
+
+/*
+ * Would @n more pages take node @node's free memory below its high
+ * watermarks plus node_reserve_bytes? The reading is renewed when it is
+ * older than GPSU_FREE_NS, by one caller at a time.
+ */
+static bool gpsu_node_low(int node, uint64_t n)
+{
+	uint64_t reserve = gpsu_user_knob(GPSU_K(node_reserve_bytes)) /
+			   PAGE_SIZE;
+	struct gpsu_node_mem *m = gpsu_node_mem_of(node);
+	uint64_t now = gpsu_user_now(), avail, used;
+
+	if (!m)
+		return false;
+	if (now - __atomic_load_n(&m->read_at, __ATOMIC_ACQUIRE) >
+	    GPSU_FREE_NS &&
+	    !__atomic_exchange_n(&m->reading, 1, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&m->free, gpsu_node_free_now(node),
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&m->charged, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&m->read_at, now, __ATOMIC_RELEASE);
+		__atomic_store_n(&m->reading, 0, __ATOMIC_RELEASE);
+	}
+	avail = __atomic_load_n(&m->free, __ATOMIC_RELAXED);
+	if (avail == UINT64_MAX)
+		return false;
+	used = __atomic_add_fetch(&m->charged, n, __ATOMIC_RELAXED);
+	/* free < high + reserve + used, without wrapping */
+	if (m->high >= avail || reserve >= avail - m->high ||
+	    used > avail - m->high - reserve) {
+		__atomic_sub_fetch(&m->charged, n, __ATOMIC_RELAXED);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * All replicas against max_bytes exactly (an atomic add, taken back on
+ * failure), one device's against node_max_bytes as its replica_pages
+ * counter stands (allocations placed side by side, outside allocs_lock,
+ * may pass it by a few replicas), and the node's reserve.
+ */
+bool gpsu_user_charge(const struct gpsu_user_alloc *ua, int d, bool force)
+{
+	uint64_t n = ua->ps / PAGE_SIZE, held = 0, now;
+	uint64_t cap = gpsu_user_knob(GPSU_K(max_bytes));
+	uint64_t node_cap = gpsu_user_knob(GPSU_K(node_max_bytes));
+
+	now = __atomic_add_fetch(&gpsu_user.replica_pages, n,
+				 __ATOMIC_RELAXED);
+	(void)gpsu_user_counter(d, GPSU_S(replica_pages), &held);
+	if (!force && ((cap && now * PAGE_SIZE > cap) ||
+		       (node_cap && (held + n) * PAGE_SIZE > node_cap) ||
+		       gpsu_node_low(gpsu_user.dev[d].node,
+				     ua->twin ? 2 * n : n))) {
+		__atomic_sub_fetch(&gpsu_user.replica_pages, n,
+				   __ATOMIC_RELAXED);
+		return false;
+	}
+	gpsu_user_count(d, GPSU_S(replica_pages), n);
+	if (ua->twin)
+		gpsu_user_count(d, GPSU_S(twin_pages), n);
+	return true;
+}
+
+void gpsu_user_uncharge(const struct gpsu_user_alloc *ua, uint64_t subs)
+{
+	uint64_t n = ua->ps / PAGE_SIZE;
+	int d;
+
+	for (d = 0; d < gpsu_user.ndev; d++) {
+		if (!(subs & (1ULL << d)))
+			continue;
+		__atomic_sub_fetch(&gpsu_user.replica_pages, n,
+				   __ATOMIC_RELAXED);
+		/* the counters add modulo 2^64 */
+		gpsu_user_count(d, GPSU_S(replica_pages), -n);
+		if (ua->twin)
+			gpsu_user_count(d, GPSU_S(twin_pages), -n);
+	}
+}
