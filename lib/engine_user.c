@@ -311,6 +311,7 @@ static void gpsu_user_release(struct gpsu_user_alloc *ua)
 		pthread_mutex_destroy(&ua->plock[d]);
 	free(ua->subs);
 	free(ua->touched);
+	free(ua->read);
 	free(ua->map);
 	free(ua->collapsed);
 	free(ua->owner);
@@ -342,9 +343,11 @@ static int gpsu_user_subs_init(struct gpsu_user_alloc *ua,
 	ua->ngp = ua->len / ua->ps;
 	ua->subs = calloc(ua->ngp, sizeof(*ua->subs));
 	ua->touched = calloc(ua->ngp, sizeof(*ua->touched));
+	ua->read = calloc(ua->ngp, sizeof(*ua->read));
 	ua->collapsed = calloc(ua->ngp, 1);
 	ua->map = calloc((size_t)(nd + 1) * ua->ngp, 1);
-	if (!ua->subs || !ua->touched || !ua->collapsed || !ua->map)
+	if (!ua->subs || !ua->touched || !ua->read || !ua->collapsed ||
+	    !ua->map)
 		return ENOMEM;
 	for (pass = 0; pass < (manual ? 1 : 2); pass++)
 		for (g = 0; g < ua->ngp; g++) {

@@ -84,13 +84,15 @@ int gpsu_capture_harvest(void *addr, size_t len,
 
 /*
  * Called in the SIGSEGV handler for an access fault at @addr in a range
- * registered with @ctx and @tag: GPSU_FAULT_OPENED when it opened the
+ * registered with @ctx and @tag, @write when the CPU says it was a store
+ * (x86-64; elsewhere every access counts as a load): GPSU_FAULT_OPENED
+ * when it opened the
  * page (the access is retried), GPSU_FAULT_WAIT to retry once the hold
  * under way ends (it would have to open a held page), GPSU_FAULT_PASS
  * to pass the signal on. Async-signal-safe code only.
  */
 enum { GPSU_FAULT_PASS, GPSU_FAULT_OPENED, GPSU_FAULT_WAIT };
-typedef int (*gpsu_fault_fn)(void *ctx, int tag, uintptr_t addr);
+typedef int (*gpsu_fault_fn)(void *ctx, int tag, uintptr_t addr, bool write);
 /* Whether a hold is on (from a fault callback: then the hold's ranges
  * must not be opened). */
 bool gpsu_fault_holding(void);

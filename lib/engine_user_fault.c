@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "engine_user.h"
@@ -125,6 +126,17 @@ static unsigned int gpsu_held(uintptr_t addr)
 	}
 }
 
+/* A store, where the CPU says (x86-64's page-fault error code). */
+static bool gpsu_fault_was_store(const void *uc)
+{
+#if defined(__x86_64__)
+	return ((const ucontext_t *)uc)->uc_mcontext.gregs[REG_ERR] & 2;
+#else
+	(void)uc;
+	return false;
+#endif
+}
+
 static void gpsu_fault_sig(int sig, siginfo_t *si, void *uc)
 {
 	uintptr_t addr = (uintptr_t)si->si_addr;
@@ -164,7 +176,8 @@ static void gpsu_fault_sig(int sig, siginfo_t *si, void *uc)
 
 			if (!start || addr < start || addr >= s->end)
 				continue;
-			what = s->fn(s->ctx, s->tag, addr);
+			what = s->fn(s->ctx, s->tag, addr,
+				     gpsu_fault_was_store(uc));
 		}
 		__atomic_fetch_sub(&gpsu_inside[gen & 1], 1, __ATOMIC_SEQ_CST);
 		if (what == GPSU_FAULT_WAIT) {

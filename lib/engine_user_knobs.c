@@ -49,7 +49,6 @@ static const struct {
 	uint64_t value;
 } gpsu_user_fixed[] = {
 	{ GPSU_K(dirty_wake), (uint64_t)-1 },
-	{ GPSU_K(track_policy), (uint64_t)-1 },	/* "touched" */
 	{ GPSU_K(capture_bytes), 4096 },		/* PAGEMAP_SCAN's page */
 	{ GPSU_K(keep_writable_ms), 0 },		/* protected at each scan */
 };

@@ -77,11 +77,12 @@ struct gpsu_user_alloc {
 	 * GPS page g (never none); map[v * ngp + g]: the replica view v maps
 	 * there (v == ndev: the host view), its own for a subscriber, a
 	 * subscriber's for the others; collapsed[g]: system scope, one copy;
-	 * touched[g]: the devices that accessed g while tracked (set in the
-	 * fault handler).
+	 * touched[g]: the devices that accessed g while tracked, read[g]:
+	 * those of them seen loading (set in the fault handler; kept at the
+	 * stop by track_policy "touched" and "read").
 	 */
 	size_t ps, ngp;
-	uint64_t *subs, *touched;
+	uint64_t *subs, *touched, *read;
 	uint8_t *map, *collapsed;
 	bool tracked;			/* its device views watched (tracking) */
 	/*
@@ -220,11 +221,13 @@ int gpsu_user_advise(const struct gpsu_alloc *a, size_t off, size_t len,
 int gpsu_user_query(const struct gpsu_alloc *a, size_t first, uint32_t nr,
 		    unsigned long long *subs);
 int gpsu_user_track(bool start);
+/* track_policy "read" (its words: lib/knob_table.c) */
+#define GPSU_TRACK_POLICY_READ	1
 /* A new allocation watched: tracked (tracking on), managed on fault. */
 int gpsu_user_track_on(struct gpsu_user_alloc *ua, bool born);
 int gpsu_user_um_on(struct gpsu_user_alloc *ua);
 /* The fault table's callbacks (engine_user_fault.c). */
-int gpsu_user_track_fault(void *ctx, int d, uintptr_t addr);
-int gpsu_user_um_fault(void *ctx, int d, uintptr_t addr);
+int gpsu_user_track_fault(void *ctx, int d, uintptr_t addr, bool write);
+int gpsu_user_um_fault(void *ctx, int d, uintptr_t addr, bool write);
 
 #endif /* GPSU_ENGINE_USER_STATE_H */

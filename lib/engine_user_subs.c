@@ -160,9 +160,12 @@ static int gpsu_user_protect(struct gpsu_user_alloc *ua, size_t g0,
 		if (!whole)
 			continue;
 		if (ua->tracked && v < gpsu_user.ndev)
-			for (g = 0; g < ua->ngp; g++)
+			for (g = 0; g < ua->ngp; g++) {
 				__atomic_fetch_or(&ua->touched[g], 1ULL << v,
 						  __ATOMIC_RELAXED);
+				__atomic_fetch_or(&ua->read[g], 1ULL << v,
+						  __ATOMIC_RELAXED);
+			}
 		GPSU_STAT_ADD(opened_whole, 1);
 		if (mprotect(view, ua->len, PROT_READ | PROT_WRITE) && !ret)
 			ret = errno;
@@ -432,14 +435,18 @@ int gpsu_user_query(const struct gpsu_alloc *a, size_t first,
 
 /*
  * A tracked device's first access to a GPS page (SIGSEGV on its
- * PROT_NONE view): the device is recorded as a user of the page, and
- * the page opened in its view. In the signal handler.
+ * PROT_NONE view): the device is recorded as a user of the page, and as
+ * a reader unless the access was a store, and the page opened in its
+ * view (so, as with the driver, a device that stores to a page before
+ * it loads from it is not seen reading). In the signal handler.
  */
-int gpsu_user_track_fault(void *ctx, int d, uintptr_t addr)
+int gpsu_user_track_fault(void *ctx, int d, uintptr_t addr, bool write)
 {
 	struct gpsu_user_alloc *ua = ctx;
 	size_t g = (addr - (uintptr_t)ua->a->views[d]) / ua->ps;
 
+	if (!write)
+		__atomic_fetch_or(&ua->read[g], 1ULL << d, __ATOMIC_RELAXED);
 	__atomic_fetch_or(&ua->touched[g], 1ULL << d, __ATOMIC_RELAXED);
 	GPSU_STAT_ADD(track_faults, 1);
 	if (!mprotect(ua->a->views[d] + g * ua->ps, ua->ps,
@@ -453,9 +460,11 @@ int gpsu_user_track_fault(void *ctx, int d, uintptr_t addr)
 	 */
 	if (gpsu_fault_holding())
 		return GPSU_FAULT_WAIT;
-	for (g = 0; g < ua->ngp; g++)
+	for (g = 0; g < ua->ngp; g++) {
 		__atomic_fetch_or(&ua->touched[g], 1ULL << d,
 				  __ATOMIC_RELAXED);
+		__atomic_fetch_or(&ua->read[g], 1ULL << d, __ATOMIC_RELAXED);
+	}
 	GPSU_STAT_ADD(opened_whole, 1);
 	return mprotect(ua->a->views[d], ua->len, PROT_READ | PROT_WRITE) ?
 	       GPSU_FAULT_PASS : GPSU_FAULT_OPENED;
@@ -487,6 +496,7 @@ int gpsu_user_track_on(struct gpsu_user_alloc *ua, bool born)
 	}
 	for (g = 0; g < ua->ngp && !ret; g++) {
 		__atomic_store_n(&ua->touched[g], 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&ua->read[g], 0, __ATOMIC_RELAXED);
 		if (!ua->collapsed[g] && !born)
 			ret = gpsu_user_resub(ua, g, all);
 	}
@@ -500,12 +510,15 @@ int gpsu_user_track_on(struct gpsu_user_alloc *ua, bool born)
 
 /*
  * Stops tracking @ua: every view held, each page kept by the devices
- * that used it (a page nobody used keeps one copy, at home if it has
- * one; collapsed pages are left alone), the views opened, then the
- * faults no longer routed (one from before is retried, not a kill).
+ * that used it (track_policy "touched"), or that were seen reading it
+ * ("read"); a page nobody used keeps one copy, at home if it has one;
+ * collapsed pages are left alone; the views opened, then the faults no
+ * longer routed (one from before is retried, not a kill).
  */
 static int gpsu_user_track_off(struct gpsu_user_alloc *ua)
 {
+	uint64_t *used = gpsu_user_knob(GPSU_K(track_policy)) ==
+			 GPSU_TRACK_POLICY_READ ? ua->read : ua->touched;
 	uint64_t keep, home = 1ULL << ua->a->home;
 	size_t g;
 	int ret, e;
@@ -525,7 +538,7 @@ static int gpsu_user_track_off(struct gpsu_user_alloc *ua)
 	for (g = 0; g < ua->ngp; g++) {
 		if (ua->collapsed[g])
 			continue;
-		keep = __atomic_load_n(&ua->touched[g], __ATOMIC_RELAXED) &
+		keep = __atomic_load_n(&used[g], __ATOMIC_RELAXED) &
 		       ua->subs[g];
 		if (!keep)
 			keep = (ua->subs[g] & home) ? home :
@@ -636,7 +649,7 @@ static void gpsu_user_um_charge(int from)
  * moment ago), @d's view reaches it there until it next moves. In the
  * signal handler.
  */
-int gpsu_user_um_fault(void *ctx, int d, uintptr_t addr)
+int gpsu_user_um_fault(void *ctx, int d, uintptr_t addr, bool write)
 {
 	struct gpsu_user_alloc *ua = ctx;
 	size_t p = (addr - (uintptr_t)ua->a->views[d]) / PAGE_SIZE;
@@ -645,6 +658,7 @@ int gpsu_user_um_fault(void *ctx, int d, uintptr_t addr)
 	int saved = errno, from = -1;
 	bool ok;
 
+	(void)write;	/* a load or a store moves the page alike */
 	while (__atomic_exchange_n(&ua->um_lock, 1, __ATOMIC_ACQUIRE))
 		;
 	if (!(ua->reach[p] & (1ULL << d))) {

@@ -124,7 +124,7 @@ TEST(refusals)
 	ASSERT_EQ(0, knob("link_bandwidth"));
 	ASSERT_EQ(511, knob("queue_watermark"));
 	/* valid for the driver, not honoured here */
-	ASSERT_EQ(gpsErrorNotSupported, gpsSetKnob("track_policy", 1));
+	ASSERT_EQ(gpsErrorNotSupported, gpsSetKnob("capture_bytes", 65536));
 	ASSERT_EQ(gpsErrorNotSupported, gpsSetKnob("keep_writable_ms", 100));
 	ASSERT_EQ(0, knob("keep_writable_ms"));
 	/* what it does already is accepted */
