@@ -89,10 +89,13 @@ int gpsu_capture_harvest(void *addr, size_t len,
  * when it opened the
  * page (the access is retried), GPSU_FAULT_WAIT to retry once the hold
  * under way ends (it would have to open a held page), GPSU_FAULT_PASS
- * to pass the signal on. Async-signal-safe code only.
+ * to pass the signal on; *@sleep_ns: how long the faulting thread then
+ * sleeps, out of the table (a managed move's time on the link), so that
+ * no hold or removal waits for it. Async-signal-safe code only.
  */
 enum { GPSU_FAULT_PASS, GPSU_FAULT_OPENED, GPSU_FAULT_WAIT };
-typedef int (*gpsu_fault_fn)(void *ctx, int tag, uintptr_t addr, bool write);
+typedef int (*gpsu_fault_fn)(void *ctx, int tag, uintptr_t addr, bool write,
+			     uint64_t *sleep_ns);
 /* Whether a hold is on (from a fault callback: then the hold's ranges
  * must not be opened). */
 bool gpsu_fault_holding(void);

@@ -21,21 +21,29 @@
 #define GPSU_FREE_NS	(20 * 1000 * 1000ULL)
 
 /*
- * Per node of a device: the zones' high watermarks (read once), and the
- * last reading of its free pages, less the replica pages charged on it
- * since (memfd pages are allocated as they are first touched: a reading
- * misses those charged and not yet touched, the next one those charged
- * before it and touched after; racy, as the driver's). Atomics: callers
- * hold no common lock.
+ * Per node of a device: the zones' high watermarks and its free pages at
+ * set-up (free0), the replica and twin pages charged on it now (total),
+ * and the last reading of its free pages, less the pages charged since.
+ * memfd pages are allocated as they are first touched, so a reading
+ * misses the replicas charged and not yet touched: the room is the
+ * smaller of the last reading's and free0 less every page charged (as if
+ * all were touched). What it misses: others' use of the node while this
+ * process's replicas are not yet touched. Atomics: callers hold no
+ * common lock.
  */
 struct gpsu_node_mem {
 	int node;
 	uint64_t high;
+	uint64_t free0;
+	uint64_t total;
 	uint64_t free;
 	uint64_t charged;
 	uint64_t read_at;
 	int reading;
 };
+
+/* $GPSU_TEST_NODE_FREE_PAGES: every node's free pages, no watermark */
+static uint64_t gpsu_test_free;
 
 static struct gpsu_node_mem gpsu_node_mem[GPSU_MAX_DEVICES];
 static int gpsu_nnodes;
@@ -80,6 +88,8 @@ static uint64_t gpsu_node_free_now(int node)
 	char path[64], buf[4096];
 	uint64_t kb;
 
+	if (gpsu_test_free)
+		return gpsu_test_free;
 	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo",
 		 node);
 	if (gpsu_read_file(path, buf, sizeof(buf)))
@@ -105,28 +115,51 @@ static struct gpsu_node_mem *gpsu_node_mem_of(int node)
 void gpsu_user_budget_init(void)
 {
 	struct gpsu_node_mem *m = NULL;
+	uint64_t high = 0;
 	char *line = NULL;
 	size_t cap = 0;
 	FILE *f;
 	int d, n;
 
+	const char *t = getenv("GPSU_TEST_NODE_FREE_PAGES");
+
 	memset(gpsu_node_mem, 0, sizeof(gpsu_node_mem));
+	gpsu_test_free = t ? strtoull(t, NULL, 0) : 0;
 	gpsu_nnodes = 0;
 	for (d = 0; d < gpsu_user.ndev; d++)
 		if (!gpsu_node_mem_of(gpsu_user.dev[d].node))
 			gpsu_node_mem[gpsu_nnodes++].node = gpsu_user.dev[d].node;
-	/* "Node N, zone Z" heads each zone; its line "high H", in pages */
-	f = fopen("/proc/zoneinfo", "re");
+	for (d = 0; d < gpsu_nnodes; d++)
+		gpsu_node_mem[d].free0 =
+			gpsu_node_free_now(gpsu_node_mem[d].node);
+	/*
+	 * "Node N, zone Z" heads each zone; its lines "high H" and then
+	 * "managed M", in pages: the zones the kernel allocates from count
+	 */
+	f = gpsu_test_free ? NULL : fopen("/proc/zoneinfo", "re");
 	if (!f)
 		return;
 	while (getline(&line, &cap, f) > 0) {
-		if (sscanf(line, "Node %d, zone", &n) == 1)
+		if (sscanf(line, "Node %d, zone", &n) == 1) {
 			m = gpsu_node_mem_of(n);
-		else if (m && sscanf(line, " high %d", &n) == 1 && n > 0)
-			m->high += (uint64_t)n;
+			high = 0;
+		} else if (m && sscanf(line, " high %d", &n) == 1 && n > 0) {
+			high = (uint64_t)n;
+		} else if (m && sscanf(line, " managed %d", &n) == 1 && n > 0) {
+			m->high += high;
+			high = 0;
+		}
 	}
 	free(line);
 	fclose(f);
+}
+
+/* @free less @used pages below @high + @reserve?  Without wrapping. */
+static bool gpsu_short(uint64_t free, uint64_t used, uint64_t high,
+		       uint64_t reserve)
+{
+	return used > free || free - used < high ||
+	       free - used - high < reserve;
 }
 
 /*
@@ -139,12 +172,12 @@ static bool gpsu_node_low(int node, uint64_t n)
 	uint64_t reserve = gpsu_user_knob(GPSU_K(node_reserve_bytes)) /
 			   PAGE_SIZE;
 	struct gpsu_node_mem *m = gpsu_node_mem_of(node);
-	uint64_t now = gpsu_user_now(), avail, used;
+	uint64_t now = gpsu_user_now(), avail, used, total;
 
 	if (!m)
 		return false;
-	if (now - __atomic_load_n(&m->read_at, __ATOMIC_ACQUIRE) >
-	    GPSU_FREE_NS &&
+	if ((int64_t)(now - __atomic_load_n(&m->read_at, __ATOMIC_ACQUIRE)) >
+	    (int64_t)GPSU_FREE_NS &&
 	    !__atomic_exchange_n(&m->reading, 1, __ATOMIC_ACQUIRE)) {
 		__atomic_store_n(&m->free, gpsu_node_free_now(node),
 				 __ATOMIC_RELAXED);
@@ -156,13 +189,24 @@ static bool gpsu_node_low(int node, uint64_t n)
 	if (avail == UINT64_MAX)
 		return false;
 	used = __atomic_add_fetch(&m->charged, n, __ATOMIC_RELAXED);
-	/* free < high + reserve + used, without wrapping */
-	if (m->high >= avail || reserve >= avail - m->high ||
-	    used > avail - m->high - reserve) {
+	total = __atomic_load_n(&m->total, __ATOMIC_RELAXED) + n;
+	if (gpsu_short(avail, used, m->high, reserve) ||
+	    /* as if every replica charged were touched since set-up */
+	    (m->free0 != UINT64_MAX &&
+	     gpsu_short(m->free0, total, m->high, reserve))) {
 		__atomic_sub_fetch(&m->charged, n, __ATOMIC_RELAXED);
 		return true;
 	}
 	return false;
+}
+
+/* @n pages more (modulo 2^64: fewer) charged on node @node. */
+static void gpsu_node_total(int node, uint64_t n)
+{
+	struct gpsu_node_mem *m = gpsu_node_mem_of(node);
+
+	if (m)
+		__atomic_fetch_add(&m->total, n, __ATOMIC_RELAXED);
 }
 
 /*
@@ -191,6 +235,7 @@ bool gpsu_user_charge(const struct gpsu_user_alloc *ua, int d, bool force)
 	gpsu_user_count(d, GPSU_S(replica_pages), n);
 	if (ua->twin)
 		gpsu_user_count(d, GPSU_S(twin_pages), n);
+	gpsu_node_total(gpsu_user.dev[d].node, ua->twin ? 2 * n : n);
 	return true;
 }
 
@@ -208,5 +253,7 @@ void gpsu_user_uncharge(const struct gpsu_user_alloc *ua, uint64_t subs)
 		gpsu_user_count(d, GPSU_S(replica_pages), -n);
 		if (ua->twin)
 			gpsu_user_count(d, GPSU_S(twin_pages), -n);
+		gpsu_node_total(gpsu_user.dev[d].node,
+				-(ua->twin ? 2 * n : n));
 	}
 }

@@ -142,6 +142,7 @@ static void gpsu_fault_sig(int sig, siginfo_t *si, void *uc)
 	uintptr_t addr = (uintptr_t)si->si_addr;
 	unsigned int i, n, held, gen;
 	int saved = errno, what = GPSU_FAULT_PASS;
+	uint64_t sleep_ns = 0;
 	bool done = false;
 
 	if (si->si_code == SEGV_ACCERR) {
@@ -177,9 +178,18 @@ static void gpsu_fault_sig(int sig, siginfo_t *si, void *uc)
 			if (!start || addr < start || addr >= s->end)
 				continue;
 			what = s->fn(s->ctx, s->tag, addr,
-				     gpsu_fault_was_store(uc));
+				     gpsu_fault_was_store(uc), &sleep_ns);
 		}
 		__atomic_fetch_sub(&gpsu_inside[gen & 1], 1, __ATOMIC_SEQ_CST);
+		if (sleep_ns) {
+			struct timespec ts = {
+				.tv_sec = (time_t)(sleep_ns / 1000000000ULL),
+				.tv_nsec = (long)(sleep_ns % 1000000000ULL),
+			};
+
+			while (nanosleep(&ts, &ts) && errno == EINTR)
+				;
+		}
 		if (what == GPSU_FAULT_WAIT) {
 			held = __atomic_load_n(&gpsu_hold.seq, __ATOMIC_ACQUIRE);
 			if (held % 4 != 2)

@@ -227,7 +227,9 @@ int gpsu_user_track(bool start);
 int gpsu_user_track_on(struct gpsu_user_alloc *ua, bool born);
 int gpsu_user_um_on(struct gpsu_user_alloc *ua);
 /* The fault table's callbacks (engine_user_fault.c). */
-int gpsu_user_track_fault(void *ctx, int d, uintptr_t addr, bool write);
-int gpsu_user_um_fault(void *ctx, int d, uintptr_t addr, bool write);
+int gpsu_user_track_fault(void *ctx, int d, uintptr_t addr, bool write,
+			  uint64_t *sleep_ns);
+int gpsu_user_um_fault(void *ctx, int d, uintptr_t addr, bool write,
+		       uint64_t *sleep_ns);
 
 #endif /* GPSU_ENGINE_USER_STATE_H */

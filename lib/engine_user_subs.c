@@ -440,11 +440,13 @@ int gpsu_user_query(const struct gpsu_alloc *a, size_t first,
  * view (so, as with the driver, a device that stores to a page before
  * it loads from it is not seen reading). In the signal handler.
  */
-int gpsu_user_track_fault(void *ctx, int d, uintptr_t addr, bool write)
+int gpsu_user_track_fault(void *ctx, int d, uintptr_t addr, bool write,
+			  uint64_t *sleep_ns)
 {
 	struct gpsu_user_alloc *ua = ctx;
 	size_t g = (addr - (uintptr_t)ua->a->views[d]) / ua->ps;
 
+	(void)sleep_ns;		/* opening costs no link time */
 	if (!write)
 		__atomic_fetch_or(&ua->read[g], 1ULL << d, __ATOMIC_RELAXED);
 	__atomic_fetch_or(&ua->touched[g], 1ULL << d, __ATOMIC_RELAXED);
@@ -596,22 +598,23 @@ static bool gpsu_user_um_thrashing(struct gpsu_user_alloc *ua, size_t p,
 
 /*
  * Small page @p moves to device @d: every other view that reaches it is
- * closed, then the memory goes to @d's node where there are several. One
- * copy throughout, so nothing is copied and no store is lost. um_lock
- * held.
+ * closed (one that cannot be, at vm.max_map_count, still reaches it and
+ * is tried again at the next move), then the memory goes to @d's node
+ * where there are several. One copy throughout, so nothing is copied and
+ * no store is lost. um_lock held.
  */
 static void gpsu_user_um_move(struct gpsu_user_alloc *ua, size_t p, int d)
 {
-	uint64_t others = ua->reach[p] & ~(1ULL << d);
+	uint64_t others = ua->reach[p] & ~(1ULL << d), open = 0;
 	size_t at = p * PAGE_SIZE;
 	int v;
 
 	for (v = 0; others; v++, others >>= 1)
-		if (others & 1)
-			(void)mprotect(ua->a->views[v] + at, PAGE_SIZE,
-				       PROT_NONE);
+		if ((others & 1) && mprotect(ua->a->views[v] + at, PAGE_SIZE,
+					     PROT_NONE))
+			open |= 1ULL << v;
 	__atomic_store_n(&ua->owner[p], (uint8_t)d, __ATOMIC_RELAXED);
-	ua->reach[p] = 0;
+	ua->reach[p] = open;
 	if (numa_max_node() > 0) {
 		void *pg = ua->back + at;
 		int node = gpsu_user.dev[d].node, status;
@@ -623,24 +626,20 @@ static void gpsu_user_um_move(struct gpsu_user_alloc *ua, size_t p, int d)
 }
 
 /*
- * The move's bytes over the link of device @from, waited for by the
- * fault as a GPU's fault waits for its copy (alone on the link: the
- * pushes' clock is the fences' and rounds', under the device's lock).
+ * The move's time on the link of device @from, for the fault to wait as
+ * a GPU's fault waits for its copy (alone on the link: the pushes' clock
+ * is the fences' and rounds', under the device's lock).
  */
-static void gpsu_user_um_charge(int from)
+static uint64_t gpsu_user_um_charge(int from)
 {
 	uint64_t t = gps_link_cost_ns(PAGE_SIZE,
 				      gpsu_user_knob(GPSU_K(link_bandwidth)));
-	struct timespec ts;
 
 	if (!t)
-		return;
+		return 0;
 	t += gpsu_user_knob(GPSU_K(link_latency_ns));
 	gpsu_user_count(from, GPSU_S(link_wait_ns), t);
-	ts.tv_sec = (time_t)(t / GPS_NS_PER_SEC);
-	ts.tv_nsec = (long)(t % GPS_NS_PER_SEC);
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
+	return t;
 }
 
 /*
@@ -649,18 +648,20 @@ static void gpsu_user_um_charge(int from)
  * moment ago), @d's view reaches it there until it next moves. In the
  * signal handler.
  */
-int gpsu_user_um_fault(void *ctx, int d, uintptr_t addr, bool write)
+int gpsu_user_um_fault(void *ctx, int d, uintptr_t addr, bool write,
+		       uint64_t *sleep_ns)
 {
 	struct gpsu_user_alloc *ua = ctx;
 	size_t p = (addr - (uintptr_t)ua->a->views[d]) / PAGE_SIZE;
 	size_t at = p * PAGE_SIZE;
-	uint64_t now = gpsu_user_now();
 	int saved = errno, from = -1;
+	uint64_t now;
 	bool ok;
 
 	(void)write;	/* a load or a store moves the page alike */
 	while (__atomic_exchange_n(&ua->um_lock, 1, __ATOMIC_ACQUIRE))
 		;
+	now = gpsu_user_now();
 	if (!(ua->reach[p] & (1ULL << d))) {
 		int old = ua->owner[p];
 
@@ -684,10 +685,11 @@ int gpsu_user_um_fault(void *ctx, int d, uintptr_t addr, bool write)
 			       PROT_READ | PROT_WRITE);
 		GPSU_STAT_ADD(opened_whole, 1);
 	}
-	ua->reach[p] |= 1ULL << d;
+	if (ok)
+		ua->reach[p] |= 1ULL << d;
 	__atomic_store_n(&ua->um_lock, 0, __ATOMIC_RELEASE);
 	if (from >= 0)
-		gpsu_user_um_charge(from);
+		*sleep_ns = gpsu_user_um_charge(from);
 	errno = saved;
 	return ok ? GPSU_FAULT_OPENED : GPSU_FAULT_PASS;
 }

@@ -290,7 +290,7 @@ FIXTURE_TEARDOWN(thrash)
  * Two devices store to one page in turn: it moves three times, then the
  * fourth fault pins it on the device that has it; from then on both
  * reach that copy, see each other's stores without a fence, and it moves
- * no more.
+ * no more, not even for a third device's first access.
  */
 TEST_F(thrash, thrashing_page_is_pinned)
 {
@@ -325,8 +325,17 @@ TEST_F(thrash, thrashing_page_is_pinned)
 		ASSERT_EQ(0x70 + i, load_on(!(i & 1), um, 9));
 	}
 	ASSERT_EQ(20, load_on(0, um, 8));
+	/* a third device reaches it where it is pinned: no move, no pin */
+	if (self->ndev >= 3) {
+		ASSERT_EQ(gpsSuccess, store_on(2, um, 10, 0x55));
+		ASSERT_EQ(0x55, load_on(0, um, 10));
+		ASSERT_EQ(0x55, load_on(1, um, 10));
+		ASSERT_EQ(20, load_on(2, um, 8));
+	}
 	ASSERT_EQ(3, dev_sum(self->ndev, "migrations") - moved);
 	ASSERT_EQ(1, dev_sum(self->ndev, "thrash_pins") - pins);
+	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(um, PAGE, &mask, 1, &np));
+	ASSERT_EQ(2ULL, mask);
 	/* the other page never moved */
 	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers((char *)um + PAGE, PAGE,
 						   &mask, 1, &np));

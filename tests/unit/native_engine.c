@@ -815,6 +815,39 @@ TEST(collapse_one_copy)
 	ASSERT_EQ(gpsSuccess, gpsFree(p));
 }
 
+/*
+ * The node reserve counts replicas charged and not yet touched (memfd
+ * pages are allocated at the first store): with room for five replicas
+ * and twins of one GPS page, a first page takes four, and a second, once
+ * the free memory was read again (the fake reading has not moved), one.
+ */
+TEST(node_reserve_counts_replicas_not_yet_touched)
+{
+	unsigned long long m[1];
+	void *a, *b;
+	size_t np;
+
+	use_native(NDEV);
+	/* a replica and its twin of a 64 KiB GPS page: 32 pages */
+	setenv("GPSU_TEST_NODE_FREE_PAGES", "160", 1);
+	ASSERT_EQ(gpsSuccess, gpsSetKnob("node_reserve_bytes", 0));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS(&a, 65536, 0));
+	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(a, 65536, m, 1, &np));
+	ASSERT_EQ((1ULL << NDEV) - 1, m[0]);
+	usleep(50 * 1000);		/* past the reading's 20 ms */
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS(&b, 65536, 0));
+	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(b, 65536, m, 1, &np));
+	ASSERT_EQ(1ULL, m[0]);
+	/* given back: room again */
+	ASSERT_EQ(gpsSuccess, gpsFree(a));
+	ASSERT_EQ(gpsSuccess, gpsFree(b));
+	usleep(50 * 1000);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS(&b, 65536, 0));
+	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(b, 65536, m, 1, &np));
+	ASSERT_EQ((1ULL << NDEV) - 1, m[0]);
+	ASSERT_EQ(gpsSuccess, gpsFree(b));
+}
+
 /* Managed memory on fault: a page moves to the device that touches it. */
 TEST(managed_moves_on_fault)
 {
