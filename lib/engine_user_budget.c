@@ -2,14 +2,15 @@
 /*
  * The native engine's replica budgets (engine_user_state.h), as the
  * driver's: all replicas against max_bytes, one device's against
- * node_max_bytes, and a node's free memory kept above its zones' high
- * watermarks plus node_reserve_bytes: a replica is a hint, so it gives
- * way before the program (or anyone) meets the OOM killer. Per process:
- * the process is the engine.
+ * node_max_bytes, and a node's available memory kept above its zones'
+ * high watermarks plus node_reserve_bytes: a replica is a hint, so it
+ * gives way before the program (or anyone) meets the OOM killer. Per
+ * process: the process is the engine.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <numa.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +22,11 @@
 #define GPSU_FREE_NS	(20 * 1000 * 1000ULL)
 
 /*
- * Per node of a device: the zones' high watermarks and its free pages at
- * set-up (free0), the replica and twin pages charged on it now (total),
- * and the last reading of its free pages, less the pages charged since.
+ * Per node of a device: the zones' high watermarks (none on a machine of
+ * one node: MemAvailable is net of them) and the pages replicas may take
+ * at set-up (free0), the replica and twin pages charged on it now
+ * (total), and the last reading of those pages, less the pages charged
+ * since.
  * memfd pages are allocated as they are first touched, so a reading
  * misses the replicas charged and not yet touched: the room is the
  * smaller of the last reading's and free0 less every page charged (as if
@@ -44,6 +47,8 @@ struct gpsu_node_mem {
 
 /* $GPSU_TEST_NODE_FREE_PAGES: every node's free pages, no watermark */
 static uint64_t gpsu_test_free;
+/* One NUMA node: MemAvailable, which is net of the watermarks */
+static bool gpsu_one_node;
 
 static struct gpsu_node_mem gpsu_node_mem[GPSU_MAX_DEVICES];
 static int gpsu_nnodes;
@@ -82,22 +87,37 @@ static bool gpsu_read_file(const char *path, char *buf, size_t size)
 	return got > 0;
 }
 
-/* Free pages of node @node now, or UINT64_MAX where nothing says. */
+/*
+ * Pages of node @node replicas may take now, or UINT64_MAX where nothing
+ * says: on a machine of one node, MemAvailable (free memory and what the
+ * kernel would reclaim of the page cache and slab, less its watermarks:
+ * a node's MemFree alone is near its watermarks whenever the page cache
+ * has filled it, and some VMs' node files count less memory than the
+ * machine has); on several, the node's MemFree and half its file pages
+ * (about what MemAvailable keeps of a page cache).
+ */
 static uint64_t gpsu_node_free_now(int node)
 {
 	char path[64], buf[4096];
-	uint64_t kb;
+	uint64_t kb = UINT64_MAX, file;
 
 	if (gpsu_test_free)
 		return gpsu_test_free;
-	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo",
-		 node);
-	if (gpsu_read_file(path, buf, sizeof(buf)))
-		kb = gpsu_number_after(buf, "MemFree:", UINT64_MAX);
-	else if (gpsu_read_file("/proc/meminfo", buf, sizeof(buf)))
-		kb = gpsu_number_after(buf, "MemFree:", UINT64_MAX);
-	else
-		kb = UINT64_MAX;
+	if (gpsu_one_node) {
+		if (gpsu_read_file("/proc/meminfo", buf, sizeof(buf)))
+			kb = gpsu_number_after(buf, "MemAvailable:",
+					       UINT64_MAX);
+	} else {
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/node/node%d/meminfo", node);
+		if (gpsu_read_file(path, buf, sizeof(buf))) {
+			kb = gpsu_number_after(buf, "MemFree:", UINT64_MAX);
+			file = gpsu_number_after(buf, "Active(file):", 0) +
+			       gpsu_number_after(buf, "Inactive(file):", 0);
+			if (kb != UINT64_MAX)
+				kb += file / 2;
+		}
+	}
 	return kb == UINT64_MAX ? kb : kb * 1024 / PAGE_SIZE;
 }
 
@@ -125,6 +145,7 @@ void gpsu_user_budget_init(void)
 
 	memset(gpsu_node_mem, 0, sizeof(gpsu_node_mem));
 	gpsu_test_free = t ? strtoull(t, NULL, 0) : 0;
+	gpsu_one_node = numa_available() < 0 || numa_max_node() == 0;
 	gpsu_nnodes = 0;
 	for (d = 0; d < gpsu_user.ndev; d++)
 		if (!gpsu_node_mem_of(gpsu_user.dev[d].node))
@@ -136,7 +157,8 @@ void gpsu_user_budget_init(void)
 	 * "Node N, zone Z" heads each zone; its lines "high H" and then
 	 * "managed M", in pages: the zones the kernel allocates from count
 	 */
-	f = gpsu_test_free ? NULL : fopen("/proc/zoneinfo", "re");
+	f = gpsu_test_free || gpsu_one_node ? NULL :
+	    fopen("/proc/zoneinfo", "re");
 	if (!f)
 		return;
 	while (getline(&line, &cap, f) > 0) {

@@ -848,6 +848,46 @@ TEST(node_reserve_counts_replicas_not_yet_touched)
 	ASSERT_EQ(gpsSuccess, gpsFree(b));
 }
 
+/*
+ * The reserve measures what the machine can give: an allocation whose
+ * replicas and twins take a quarter of MemAvailable (untouched: memfd
+ * pages cost nothing until stored to) gets a replica on every device.
+ * A node's MemFree alone counted a quarter of the 2-core machine's
+ * memory, and such an allocation got 1.2 replicas a page there.
+ */
+TEST(reserve_counts_the_memory_the_machine_has)
+{
+	unsigned long long *m, kb = 0;
+	size_t bytes, pages, np, i;
+	char line[256];
+	FILE *f;
+	void *a;
+
+	f = fopen("/proc/meminfo", "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	ASSERT_LT(0, kb);
+	use_native(NDEV);
+	/* a replica and a twin per device: 2 * NDEV copies, in GPS pages */
+	bytes = (size_t)(kb * 1024 / 4 / (2 * NDEV)) & ~(size_t)65535;
+	if (bytes < 65536)
+		SKIP(return, "%llu kB available", kb);
+	pages = bytes / 65536;
+	m = calloc(pages, sizeof(*m));
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS(&a, bytes, 0));
+	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(a, bytes, m, pages, &np));
+	ASSERT_EQ(pages, np);
+	for (i = 0; i < pages; i++)
+		ASSERT_EQ((1ULL << NDEV) - 1, m[i]) TH_LOG("page %zu of %zu",
+							   i, pages);
+	ASSERT_EQ(gpsSuccess, gpsFree(a));
+	free(m);
+}
+
 /* Managed memory on fault: a page moves to the device that touches it. */
 TEST(managed_moves_on_fault)
 {
