@@ -2,7 +2,8 @@
 /*
  * Byte masks of changed bytes, a word at a time: the diff of a page
  * against its twin needs, for two 8-byte words, which of their bytes
- * differ, and a push writes exactly the masked bytes.
+ * differ, and a push writes exactly the masked bytes (gps_bytes_push(),
+ * core/gps_bytes.c).
  *
  * Every write into a destination is of whole aligned 8-byte words
  * (WRITE_ONCE() of a u64, or one cmpxchg), or of a single byte where only
@@ -88,142 +89,62 @@ static inline void gps_diff_words(const u64 *cur, u64 *twin,
 	}
 }
 
+extern const u64 gps_bytes_lut[256];
+
 /* The byte mask of 8 mask bits: byte i of the word 0xff if bit i is set. */
-static inline u64 gps_bytes_expand(unsigned int m8)
+static inline u64 gps_bytes_mask8(unsigned int m8)
 {
-	u64 x = m8 & 0xff;
-
-	/* Bits 4-7 to 32-35, then pairs 16 apart, then each bit 8 apart. */
-	x = (x | x << 28) & 0x0000000f0000000fULL;
-	x = (x | x << 14) & 0x0003000300030003ULL;
-	x = (x | x << 7) & 0x0101010101010101ULL;
-	x *= 0xff;
-#ifndef __LITTLE_ENDIAN
-	x = swab64(x);
+#ifdef __LITTLE_ENDIAN
+	return gps_bytes_lut[m8 & 0xff];
+#else
+	return swab64(gps_bytes_lut[m8 & 0xff]);
 #endif
-	return x;
 }
 
 /*
- * Copy the bytes of @src set in @mask into @dst, and no other byte: a
- * receiver's own stores to the others, racing with the push, must stay.
- * A mask word at a time (a run of unchanged or of changed bytes is one
- * test), then 8 bytes at a time: a word fully masked is one WRITE_ONCE(),
- * a word with one masked byte one byte store, a word with some masked
- * bytes one cmpxchg of the word blended with what it holds, retried if
- * the receiver stored to it meanwhile: doubles that keep their sign and
- * exponent change 6 or 7 bytes of 8, and readers must not see some of
- * them new and others old.  A word the receiver stores to through
- * GPS_BYTES_TRIES cmpxchgs in a row takes its bytes one by one: the push
- * runs under a spinlock, and those stores race with it anyway.  Each word
- * of @src is read once.  @dst and @src 8-byte aligned; @nbytes a multiple
- * of BITS_PER_LONG.
+ * How a destination of a push takes the masked bytes (gps_bytes_push()):
+ *
+ * %GPS_BYTES_APPLY: exactly the masked bytes, and no other byte: the
+ * destination's owner may store to the others while the push runs (a
+ * receiver's page that a view may map writable), and those stores must
+ * stay.  A word fully masked is one WRITE_ONCE(), a word with one masked
+ * byte one byte store, a word with some masked bytes one cmpxchg of the
+ * word blended with what it holds, retried if the owner stored to it
+ * meanwhile: doubles that keep their sign and exponent change 6 or 7
+ * bytes of 8, and readers must not see some of them new and others old.
+ * A word stored to through GPS_BYTES_TRIES cmpxchgs in a row takes its
+ * bytes one by one: the push runs under a lock, and those stores race
+ * with it anyway.
+ *
+ * %GPS_BYTES_BLEND: the masked bytes of a destination that nothing else
+ * stores to while the caller holds its lock (a receiver's twin, or its
+ * page while no view may map it writable): each word with a masked byte
+ * read, blended and written back whole, cheaper than a cmpxchg or a byte
+ * store per changed byte (Documentation/benchmarks.rst).
+ *
+ * %GPS_BYTES_COPY: every byte of the span, a word at a time: for spans
+ * whose every byte is masked, and for pages that hold what the source
+ * holds but for the bytes being published (gps_push.c's unwritten pages).
+ *
+ * Readers of a destination see each aligned 8-byte word old or new, never
+ * torn, which memcpy() does not promise.
  */
+enum gps_bytes_how {
+	GPS_BYTES_APPLY,
+	GPS_BYTES_BLEND,
+	GPS_BYTES_COPY,
+};
+
 #define GPS_BYTES_TRIES	16
-static inline void gps_bytes_apply(u8 *dst, const u8 *src,
-				   const unsigned long *mask,
-				   unsigned int nbytes)
-{
-	unsigned int i, w, tries;
 
-	for (i = 0; i < nbytes / BITS_PER_LONG; i++) {
-		unsigned long m = mask[i];
-		u64 *d = (u64 *)(dst + i * BITS_PER_LONG);
-		const u64 *s = (const u64 *)(src + i * BITS_PER_LONG);
+/* One destination of a push: where the span's first byte goes, and how. */
+struct gps_bytes_dst {
+	u8 *to;
+	enum gps_bytes_how how;
+};
 
-		if (!m)
-			continue;
-		for (w = 0; w < BITS_PER_LONG / 8; w++) {
-			unsigned long m8 = (m >> (8 * w)) & 0xff;
-			u64 sw, bm, old;
-
-			if (!m8)
-				continue;
-			sw = s[w];
-			if (m8 == 0xff) {
-				WRITE_ONCE(d[w], sw);
-				continue;
-			}
-			if (!(m8 & (m8 - 1))) {
-				unsigned int b = __builtin_ctzl(m8);
-
-				WRITE_ONCE(((u8 *)&d[w])[b],
-					   ((const u8 *)&sw)[b]);
-				continue;
-			}
-			bm = gps_bytes_expand(m8);
-			old = READ_ONCE(d[w]);
-			for (tries = 0; !try_cmpxchg64(&d[w], &old,
-						       (old & ~bm) | (sw & bm));
-			     tries++) {
-				if (tries < GPS_BYTES_TRIES)
-					continue;
-				/* Stored to all along: a race; bytes. */
-				for (; m8; m8 &= m8 - 1)
-					WRITE_ONCE(((u8 *)&d[w])[__builtin_ctzl(m8)],
-						   ((const u8 *)&sw)[__builtin_ctzl(m8)]);
-				break;
-			}
-		}
-	}
-}
-
-/*
- * Copy @nbytes (a multiple of 32) from @src to @dst four words at a time:
- * readers of @dst see each 8-byte word old or new, never torn, which
- * memcpy() does not promise.  Used for spans whose every byte is masked
- * and for unwritten pages (gps_push.c).  @dst and @src 8-byte aligned.
- */
-static inline void gps_bytes_copy(u8 *dst, const u8 *src, unsigned int nbytes)
-{
-	u64 *d = (u64 *)dst;
-	const u64 *s = (const u64 *)src;
-	unsigned int w;
-
-	for (w = 0; w < nbytes / 8; w += 4) {
-		WRITE_ONCE(d[w], s[w]);
-		WRITE_ONCE(d[w + 1], s[w + 1]);
-		WRITE_ONCE(d[w + 2], s[w + 2]);
-		WRITE_ONCE(d[w + 3], s[w + 3]);
-	}
-}
-
-/*
- * gps_bytes_apply() into a destination that nothing else stores to while
- * the caller holds its lock (a receiver's twin, or its page while no view
- * may map it writable): each 8-byte word with a masked byte is read,
- * blended and written back whole, cheaper than a cmpxchg or a byte
- * store per changed byte (Documentation/benchmarks.rst); a mask word
- * fully set is 8 words written without being read.  Readers see each
- * word old or new, never torn.  @dst and @src 8-byte
- * aligned; @nbytes a multiple of BITS_PER_LONG.
- */
-static inline void gps_bytes_blend(u8 *dst, const u8 *src,
-				   const unsigned long *mask,
-				   unsigned int nbytes)
-{
-	unsigned int i, w;
-
-	for (i = 0; i < nbytes / BITS_PER_LONG; i++) {
-		unsigned long m = mask[i];
-		u64 *d = (u64 *)(dst + i * BITS_PER_LONG);
-		const u64 *s = (const u64 *)(src + i * BITS_PER_LONG);
-
-		if (!m)
-			continue;
-		if (m == ~0UL) {
-			for (w = 0; w < BITS_PER_LONG / 8; w++)
-				WRITE_ONCE(d[w], s[w]);
-			continue;
-		}
-		for (w = 0; w < BITS_PER_LONG / 8; w++) {
-			u64 bm = gps_bytes_expand(m >> (8 * w));
-
-			if (bm)
-				WRITE_ONCE(d[w], (READ_ONCE(d[w]) & ~bm) |
-						 (s[w] & bm));
-		}
-	}
-}
+void gps_bytes_push(const struct gps_bytes_dst *dst, unsigned int n,
+		    const u8 *src, const unsigned long *mask,
+		    unsigned int nbytes);
 
 #endif /* _GPS_BYTES_H */

@@ -225,7 +225,7 @@ static bool gps_hist_match(const struct gps_hist_reader *rd,
 	}
 }
 
-static const char *const gps_hist_how[] = { "masked", "copy", "?", "?" };
+static const char *const gps_hist_how[] = { "apply", "blend", "copy", "?" };
 
 static void gps_hist_show_entry(struct seq_file *m,
 				const struct gps_hist_entry *e)

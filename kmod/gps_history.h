@@ -40,7 +40,7 @@ struct gps_alloc;
  * @GPS_H_QINSERT: gps_push_diff(), a new entry: @extra its blocks
  * @GPS_H_QMERGE: gps_push_diff(), merged into an entry: @extra blocks
  * @GPS_H_PUSH: gps_push_bytes(), per receiver @other: @extra the way
- *	(bits 0-1, enum gps_how), GPS_HF_* flags, first block (bits 8-15),
+ *	(bits 0-1, enum gps_bytes_how), GPS_HF_* flags, first block (bits 8-15),
  *	end block (bits 16-23), blocks (bits 24-31), in 64-byte units
  * @GPS_H_PUSH_NONE: gps_push_bytes() found no source or no receiver
  * @GPS_H_SUB: gps_subscribe_page(): @other the replica copied from

@@ -16,7 +16,8 @@
  * own racing stores to the other bytes stay; a word at a time, old bytes
  * and new blended, into twins and pages that hold still, which costs less
  * than a cmpxchg per word (Documentation/benchmarks.rst); spans whose
- * every byte is masked are copied a word at a time.
+ * every byte is masked are copied a word at a time.  Every receiver's
+ * page and twin take a span in one pass over its mask (core/gps_bytes.c).
  * No path writes part of an aligned 8-byte word and then the rest: a
  * reader racing with the push sees each word old or new, never torn
  * (gps_bytes.h, tests/kmod/tearing.c).
@@ -60,32 +61,6 @@
 	for (u64 __s = (subs); __s && ((d) = __ffs64(__s), 1);		\
 	     __s &= __s - 1)
 
-/* How a push writes the masked bytes of a block or page (gps_apply()). */
-enum gps_how {
-	GPS_MASKED,	/* the masked bytes alone */
-	GPS_COPY,	/* all bytes, a word at a time: all masked, or unwritten */
-};
-
-/*
- * The masked bytes of @len at @dst, @how; GPS_MASKED: a word at a time
- * (gps_bytes_blend()) where nothing but the driver stores, @still; a
- * cmpxchg per word where the receiver's own stores may race (a view may
- * map the page writable), so that they stay (gps_bytes_apply()); a
- * word at a time for GPS_COPY.  gp->lock held: every writer of the driver
- * takes it, and a page's wmapped bit is set under it before any view maps
- * the page writable (gps_internal.h).
- */
-static void gps_apply(u8 *dst, const u8 *src, const unsigned long *mask,
-		      unsigned int len, enum gps_how how, bool still)
-{
-	if (how == GPS_COPY)
-		gps_bytes_copy(dst, src, len);
-	else if (still)
-		gps_bytes_blend(dst, src, mask, len);
-	else
-		gps_bytes_apply(dst, src, mask, len);
-}
-
 /*
  * Whether small page @sub of receiver @r may take all the bytes of a
  * push, masked or not: no view has ever mapped it writable (its written
@@ -103,16 +78,23 @@ static bool gps_unwritten(const struct gps_replica *r, unsigned int sub)
 }
 
 /*
- * How to write @nb masked bytes of @len into a page, @unwritten or not: a
- * copy of all @len into an unwritten page pays from an eighth of them on,
- * below which the blend, which skips unmasked words, costs less.
+ * How receiver @r's small page @sub takes @nb masked bytes of @len: all
+ * of them copied where all are masked, or where it is unwritten and a
+ * copy pays (from an eighth of them on, below which the blend, which
+ * skips unmasked words, costs less); else the masked bytes, a word at a
+ * time where nothing but the driver stores (not wmapped: it holds still),
+ * a cmpxchg per word where the receiver's own stores may race (a view may
+ * map the page writable), so that they stay.  gp->lock held: every writer
+ * of the driver takes it, and a page's wmapped bit is set under it before
+ * any view maps the page writable (gps_internal.h).
  */
-static enum gps_how gps_how(unsigned int nb, unsigned int len,
-			    bool unwritten)
+static enum gps_bytes_how gps_how(const struct gps_replica *r,
+				  unsigned int sub, unsigned int nb,
+				  unsigned int len)
 {
-	if (nb == len)
-		return GPS_COPY;
-	return unwritten && nb >= len / 8 ? GPS_COPY : GPS_MASKED;
+	if (nb == len || (gps_unwritten(r, sub) && nb >= len / 8))
+		return GPS_BYTES_COPY;
+	return test_bit(sub, r->wmapped) ? GPS_BYTES_APPLY : GPS_BYTES_BLEND;
 }
 
 /*
@@ -140,35 +122,62 @@ struct gps_pusher {
 };
 
 /*
- * Write the masked bytes of [lo, lo + len) of page @sub, @nbytes of them,
- * from @from into receiver @r's page and twin, each mapped once.  Returns
- * how the page took them, with the GPS_HF_ flags of the history.
- * gp->lock held.
+ * Receivers written in one pass (gps_bytes_push()), each page and twin
+ * mapped meanwhile: with the source's, within the 16 local mappings a
+ * task may nest where they take a slot.
  */
-static unsigned int gps_push_into(struct gps_replica *r, unsigned int sub,
-				  const u8 *from, const unsigned long *m,
-				  unsigned int lo, unsigned int len,
-				  unsigned int nbytes)
-{
-	enum gps_how how;
-	bool still;
-	u8 *to;
+#define GPS_PUSH_BATCH	7
 
-	gps_still_check(r, sub, lo, len, "push");
-	how = gps_how(nbytes, len, gps_unwritten(r, sub));
-	still = !test_bit(sub, r->wmapped);
-	to = kmap_local_page(r->pages[sub]);
-	gps_apply(to + lo, from + lo, m, len, how, still);
-	kunmap_local(to);
-	if (r->twins[sub]) {
-		to = kmap_local_page(r->twins[sub]);
-		gps_apply(to + lo, from + lo, m, len,
-			  gps_how(nbytes, len, false), true);
-		kunmap_local(to);
-	}
-	gps_still_sync(r, sub, lo, len);
-	return how | (still ? GPS_HF_STILL : 0) |
+/* How receiver @r took a push, with the GPS_HF_ flags, for the history. */
+static unsigned int gps_push_flags(const struct gps_replica *r,
+				   unsigned int sub, unsigned int nb,
+				   unsigned int len)
+{
+	enum gps_bytes_how how = gps_how(r, sub, nb, len);
+
+	return how | (how == GPS_BYTES_BLEND ? GPS_HF_STILL : 0) |
 	       (r->twins[sub] ? GPS_HF_RTWIN : 0);
+}
+
+/*
+ * Write the masked bytes of [lo, lo + len) of page @sub, @nbytes of them,
+ * from @from into the pages and twins of the receivers @subs of @gp, in
+ * one pass per batch, each mapped once.  gp->lock held.
+ */
+static void gps_push_into(struct gps_gpage *gp, u64 subs, unsigned int sub,
+			  const u8 *from, const unsigned long *m,
+			  unsigned int lo, unsigned int len,
+			  unsigned int nbytes)
+{
+	struct gps_bytes_dst dst[2 * GPS_PUSH_BATCH];
+	enum gps_bytes_how twin = nbytes == len ? GPS_BYTES_COPY :
+						  GPS_BYTES_BLEND;
+	unsigned int n = 0, k, batch = 0;
+	u64 left = subs;
+	int d;
+
+	gps_for_each_sub(d, subs) {
+		struct gps_replica *r = gp->rep[d];
+
+		gps_still_check(r, sub, lo, len, "push");
+		dst[n].how = gps_how(r, sub, nbytes, len);
+		dst[n++].to = (u8 *)kmap_local_page(r->pages[sub]) + lo;
+		if (r->twins[sub]) {
+			dst[n].how = twin;
+			dst[n++].to = (u8 *)kmap_local_page(r->twins[sub]) + lo;
+		}
+		left &= ~BIT_ULL(d);
+		if (++batch < GPS_PUSH_BATCH && left)
+			continue;
+		gps_bytes_push(dst, n, from + lo, m, len);
+		/* Local mappings go in the reverse order of their making. */
+		for (k = n; k--; )
+			kunmap_local(dst[k].to - lo);
+		n = 0;
+		batch = 0;
+	}
+	gps_for_each_sub(d, subs)
+		gps_still_sync(gp->rep[d], sub, lo, len);
 }
 
 /*
@@ -189,7 +198,7 @@ static void gps_push_bytes(const struct gps_pusher *p, const struct gps_qspan *s
 	unsigned int sub = s->page & (a->nr_sub - 1), lo = s->lo;
 	struct gps_gpage *gp = gps_gpage(a, gidx);
 	const unsigned long *m = s->mask + lo / BITS_PER_LONG;
-	unsigned int len = s->hi - lo, nbytes = bitmap_weight(m, len), how;
+	unsigned int len = s->hi - lo, nbytes = bitmap_weight(m, len);
 	struct gps_replica *src;
 	u64 subs, bytes;
 	u8 *from;
@@ -202,15 +211,14 @@ static void gps_push_bytes(const struct gps_pusher *p, const struct gps_qspan *s
 	subs = src ? gp->subs & ~BIT_ULL(dev->id) : 0;
 	if (subs) {
 		from = kmap_local_page(gps_push_source(src, sub));
-		gps_for_each_sub(d, subs) {
-			how = gps_push_into(gp->rep[d], sub, from, m, lo, len,
-					    nbytes);
-			gps_hist(GPS_H_PUSH, dev->id, d, a, gidx, sub, how |
+		gps_push_into(gp, subs, sub, from, m, lo, len, nbytes);
+		kunmap_local(from);
+		gps_for_each_sub(d, subs)
+			gps_hist(GPS_H_PUSH, dev->id, d, a, gidx, sub,
+				 gps_push_flags(gp->rep[d], sub, nbytes, len) |
 				 (src->twins[sub] ? GPS_HF_FROMTWIN : 0) |
 				 lo / 64 << 8 | s->hi / 64 << 16 |
 				 min(s->blocks, 255U) << 24);
-		}
-		kunmap_local(from);
 	} else {
 		gps_hist(GPS_H_PUSH_NONE, dev->id, -1, a, gidx, sub, !!src);
 	}

@@ -23,10 +23,10 @@
  * diffed against its twin (core gps_diff_page, the twin updated), and
  * its changed blocks go into d's coalescing queue (core gps_queue_add),
  * whose policy pushes them when it must: a push writes the masked bytes
- * into every other subscriber's replica (core gps_bytes_apply: never a
- * torn word, a receiver's own stores to the other bytes kept) and into
- * its twin (gps_bytes_blend), so that the receiver never publishes them
- * as its own. A fence of d is a harvest of d, then its queue drained,
+ * into every other subscriber's replica (core gps_bytes_push,
+ * GPS_BYTES_APPLY: never a torn word, a receiver's own stores to the
+ * other bytes kept) and into its twin (GPS_BYTES_BLEND), so that the
+ * receiver never publishes them as its own. A fence of d is a harvest of d, then its queue drained,
  * then the wait the link model (core gps_linkmodel.h) asks for.
  *
  * Subscriptions: each GPS page has its subscribers (every device, or

@@ -54,28 +54,35 @@ static void gpsu_user_push(void *ctx, const struct gps_qspan *span)
 	pthread_mutex_t *l = gpsu_user_plock(ua, page);
 	const u8 *from = (const u8 *)ua->twin + (size_t)src * ua->len +
 			 at + lo;
-	unsigned int nbytes = 0, w;
+	/* every receiver's page (its view may store) and twin, in one pass */
+	struct gps_bytes_dst dst[2 * GPSU_MAX_DEVICES];
+	unsigned int nbytes = 0, w, k = 0;
 	int r;
 
 	/* what is written, as the driver counts: the masked bytes */
 	for (w = 0; w < n / BITS_PER_LONG; w++)
 		nbytes += (unsigned int)__builtin_popcountl(mask[w]);
-	pthread_mutex_lock(l);
-	if (gpsu_user.push_delay_us)
-		usleep(gpsu_user.push_delay_us);
 	for (r = 0; r < ua->nrep; r++) {
 		if (r == src || !(subs & (1ULL << r)))
 			continue;
-		gps_bytes_apply((u8 *)ua->back + (size_t)r * ua->len + at + lo,
-				from, mask, n);
-		gps_bytes_blend((u8 *)ua->twin + (size_t)r * ua->len + at + lo,
-				from, mask, n);
-		h->bytes += nbytes;
-		h->blocks += span->blocks;
-		if (span->early)
-			h->early += span->blocks;
+		dst[k++] = (struct gps_bytes_dst){
+			(u8 *)ua->back + (size_t)r * ua->len + at + lo,
+			GPS_BYTES_APPLY,
+		};
+		dst[k++] = (struct gps_bytes_dst){
+			(u8 *)ua->twin + (size_t)r * ua->len + at + lo,
+			GPS_BYTES_BLEND,
+		};
 	}
+	pthread_mutex_lock(l);
+	if (gpsu_user.push_delay_us)
+		usleep(gpsu_user.push_delay_us);
+	gps_bytes_push(dst, k, from, mask, n);
 	pthread_mutex_unlock(l);
+	h->bytes += (u64)nbytes * (k / 2);
+	h->blocks += (u64)span->blocks * (k / 2);
+	if (span->early)
+		h->early += (u64)span->blocks * (k / 2);
 }
 
 /*
