@@ -136,7 +136,8 @@ vm_fault_t gps_fault(struct vm_fault *vmf)
 		up_read(&a->sub_sem);
 		return VM_FAULT_SIGBUS;
 	}
-	if (READ_ONCE(a->tracking)) {
+	/* Tracking records devices: a host view's access is no device's. */
+	if (READ_ONCE(a->tracking) && view != gps_host_view()) {
 		struct gps_gpage *gp = gps_gpage(a, gidx);
 
 		set_bit(dev, vmf->flags & FAULT_FLAG_WRITE ? &gp->touched_w :
@@ -344,7 +345,7 @@ retry:
 		return VM_FAULT_NOPAGE;
 	}
 	lock_page(page);
-	if (READ_ONCE(a->tracking))
+	if (READ_ONCE(a->tracking) && view != gps_host_view())
 		set_bit(dev, &gp->touched_w);
 	if (hweight64(READ_ONCE(gp->subs)) < 2) {
 		/* One copy: nothing to publish, plain writable page. */

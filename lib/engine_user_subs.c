@@ -173,12 +173,18 @@ static int gpsu_user_protect(struct gpsu_user_alloc *ua, size_t g0,
 	return ret;
 }
 
+/* The settles' scratch given back. */
+static void gpsu_user_change_free(void)
+{
+	free(gpsu_change.h);
+	gpsu_change.h = NULL;
+}
+
 /* The changing thread's signals as they were, the scratch given back. */
 static void gpsu_user_change_done(void)
 {
 	pthread_sigmask(SIG_SETMASK, &gpsu_change.mask, NULL);
-	free(gpsu_change.h);
-	gpsu_change.h = NULL;
+	gpsu_user_change_free();
 }
 
 /* The held views open again (to what tracking allows), the stores go on. */
@@ -199,8 +205,9 @@ static int gpsu_user_change_end(struct gpsu_user_alloc *ua, size_t g0,
  * driver zaps the views). Else a store made while its view is pointed
  * again could reach the old replica and a newer one the new replica,
  * and the change's publication wrote the older over the newer, for
- * good. The views it does not point again go on. -1: nothing to
- * change, nothing held; 0; or an errno, nothing held. Nothing it does
+ * good. The views it does not point again go on. -1: no view to point
+ * again, nothing held (the settles' scratch is made all the same: the
+ * change publishes its range); 0; or an errno, nothing held. Nothing it does
  * while it holds allocates or takes a lock a program's thread may hold
  * (a signal handler's store would wait on the hold). allocs_lock held
  * for writing.
@@ -224,11 +231,11 @@ static int gpsu_user_change_begin(struct gpsu_user_alloc *ua, size_t g0,
 			lo[n++] = (uintptr_t)gpsu_user_view(ua, v) +
 				  g0 * ua->ps;
 	}
-	if (!n)
-		return -1;
 	gpsu_change.h = malloc(sizeof(*gpsu_change.h));
 	if (!gpsu_change.h)
 		return ENOMEM;
+	if (!n)
+		return -1;
 	/* a handler of the program's on this thread must not wait for it */
 	gpsu_fault_async_signals(&async);
 	pthread_sigmask(SIG_BLOCK, &async, &gpsu_change.mask);
@@ -270,9 +277,17 @@ static int gpsu_user_resub(struct gpsu_user_alloc *ua, size_t g,
 	}
 	if (!want)
 		return EBUSY;	/* no caller asks it: every request keeps one */
+	/*
+	 * A change is a release for everyone, over its whole range, where
+	 * nothing moves too (memory-model.rst; the driver's gps_quiesce()),
+	 * but for a page of one subscriber that keeps it (no one to publish
+	 * to). A page that changes is settled whatever it had: the twin of
+	 * a lone replica is behind, and new replicas start from it.
+	 */
+	if (want != old || (old & (old - 1)))
+		gpsu_user_settle(ua, g, old, gpsu_change.h);
 	if (want == old)
 		return 0;
-	gpsu_user_settle(ua, g, old, gpsu_change.h);
 	if (gpsu_user.change_delay_us)
 		usleep(gpsu_user.change_delay_us);
 	/*
@@ -400,6 +415,8 @@ int gpsu_user_advise(const struct gpsu_alloc *a, size_t off,
 		e = gpsu_user_change_end(ua, first, last);
 		if (e && !ret)
 			ret = e;
+	} else if (held < 0) {
+		gpsu_user_change_free();
 	}
 	pthread_rwlock_unlock(&gpsu_user.allocs_lock);
 	free(want);

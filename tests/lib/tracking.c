@@ -73,7 +73,7 @@ TEST(each_device_keeps_its_pages)
 
 	err = gpsTrackingStart();
 	if (err == gpsErrorNotSupported)
-		SKIP(return, "engine without tracking (the native engine has none yet)");
+		SKIP(return, "engine without tracking");
 	ASSERT_EQ(gpsSuccess, err);
 	ASSERT_EQ(gpsErrorInvalidValue, gpsTrackingStart());
 	run_slices(_metadata, v, ndev, ps);
@@ -108,7 +108,7 @@ TEST(manual_allocations_untouched)
 					   gpsMemGPSManual));
 	err = gpsTrackingStart();
 	if (err == gpsErrorNotSupported)
-		SKIP(return, "engine without tracking (the native engine has none yet)");
+		SKIP(return, "engine without tracking");
 	ASSERT_EQ(gpsSuccess, err);
 	ASSERT_EQ(gpsSuccess, gpsTrackingStop());
 	ASSERT_EQ(gpsSuccess, gpsMemGetSubscribers(v, 4096, m, 1, NULL));
