@@ -31,7 +31,7 @@
  *
  * Subscriptions: each GPS page has its subscribers (every device, or
  * the home alone for gpsMemGPSManual). A non-subscriber's view of the
- * page is a MAP_FIXED mapping of a subscriber's region of the memfd: it
+ * page is a mapping of a subscriber's region of the memfd in its place: it
  * loads that replica, and its stores land there, captured through its
  * own view and diffed against that replica's twin, so a queued page is
  * (replica, page). A change of subscription (advice, collapse, tracking)
@@ -66,6 +66,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,6 +75,10 @@
 
 /* the pure core, after the library's headers: it defines min/max */
 #include "gps_bytes.h"
+
+/* Bytes of the process's memfd (gpsu_user.memfd), and of a range's step. */
+#define GPSU_MEMFD_BYTES	(1ULL << 62)
+#define GPSU_MEMFD_ALIGN	(2ULL << 20)
 
 #define GPSU_USER_DEVICES	4	/* on a machine with one node */
 
@@ -184,6 +189,18 @@ static gpsError_t gpsu_user_open(struct gpsu_engine_info *info)
 		return gpsErrorInitializationError;
 	}
 	gpsu_user_budget_init();
+	gpsu_user.memfd = memfd_create("gpsu", MFD_CLOEXEC);
+	if (gpsu_user.memfd < 0 ||
+	    ftruncate(gpsu_user.memfd, (off_t)GPSU_MEMFD_BYTES)) {
+		fprintf(stderr, "libgpsu: native engine: memfd: %s\n",
+			strerror(errno));
+		if (gpsu_user.memfd >= 0)
+			close(gpsu_user.memfd);
+		gpsu_user.memfd = -1;
+		gpsu_capture_close();
+		return gpsErrorInitializationError;
+	}
+	gpsu_user.memfd_next = 0;
 	/* holds a push in its page's lock: tests widen race windows */
 	gpsu_user.push_delay_us = (unsigned int)
 		gpsu_user_env("GPSU_TEST_PUSH_DELAY_US", 0);
@@ -251,6 +268,9 @@ static void gpsu_user_close(void)
 		pthread_mutex_destroy(&gpsu_user.dev[d].lock);
 	}
 	gpsu_user.ndev = 0;
+	if (gpsu_user.memfd >= 0)
+		close(gpsu_user.memfd);
+	gpsu_user.memfd = -1;
 	gpsu_capture_close();
 }
 
@@ -305,8 +325,11 @@ static void gpsu_user_release(struct gpsu_user_alloc *ua)
 		munmap(ua->back, (size_t)ua->nrep * ua->len);
 	if (ua->twin)
 		munmap(ua->twin, (size_t)ua->nrep * ua->len);
-	if (ua->memfd >= 0)
-		close(ua->memfd);
+	/* the memfd keeps what no mapping shows any more: given back */
+	if (ua->base >= 0)
+		(void)fallocate(gpsu_user.memfd,
+				FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				ua->base, (off_t)((size_t)ua->nrep * ua->len));
 	for (d = 0; d < GPSU_USER_STRIPES; d++)
 		pthread_mutex_destroy(&ua->plock[d]);
 	free(ua->subs);
@@ -376,11 +399,32 @@ static int gpsu_user_subs_init(struct gpsu_user_alloc *ua,
 	return 0;
 }
 
+/* The allocation's range of the memfd, and the engine's own mapping of it. */
+static int gpsu_user_memfd(struct gpsu_user_alloc *ua)
+{
+	uint64_t size = (uint64_t)ua->nrep * ua->len, step, at;
+	void *p;
+
+	/* a 2 MiB step keeps a GPS page of 2 MiB on a huge page's bounds */
+	step = (size + GPSU_MEMFD_ALIGN - 1) & ~(GPSU_MEMFD_ALIGN - 1);
+	at = __atomic_fetch_add(&gpsu_user.memfd_next, step, __ATOMIC_RELAXED);
+	if (at > GPSU_MEMFD_BYTES - step)
+		return ENOMEM;
+	ua->base = (off_t)at;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 gpsu_user.memfd, ua->base);
+	if (p == MAP_FAILED)
+		return errno;
+	ua->back = p;
+	return 0;
+}
+
 /* A view of replica @r: a mapping of its region of the memfd. */
 static char *gpsu_user_map(struct gpsu_user_alloc *ua, int r)
 {
 	void *v = mmap(NULL, ua->len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       ua->memfd, (off_t)((size_t)r * ua->len));
+		       gpsu_user.memfd,
+		       ua->base + (off_t)((size_t)r * ua->len));
 
 	return v == MAP_FAILED ? NULL : v;
 }
@@ -418,23 +462,15 @@ static int gpsu_user_alloc(struct gpsu_alloc *a, unsigned int page_size)
 	if (!ua)
 		return ENOMEM;
 	ua->a = a;
-	ua->memfd = -1;
+	ua->base = -1;
 	ua->nrep = gps ? gpsu_user.ndev : 1;
 	ua->len = (a->size + ps - 1) & ~(ps - 1);
 	for (r = 0; r < GPSU_USER_STRIPES; r++)
 		pthread_mutex_init(&ua->plock[r], NULL);
-	ua->memfd = memfd_create("gpsu", MFD_CLOEXEC);
-	if (ua->memfd < 0 ||
-	    ftruncate(ua->memfd, (off_t)((size_t)ua->nrep * ua->len))) {
-		ret = errno;
+	ret = gpsu_user_memfd(ua);
+	if (ret)
 		goto err_release;
-	}
-	ua->back = mmap(NULL, (size_t)ua->nrep * ua->len,
-			PROT_READ | PROT_WRITE, MAP_SHARED, ua->memfd, 0);
-	if (ua->back == MAP_FAILED) {
-		ua->back = NULL;
-		goto err_release;
-	}
+	ret = ENOMEM;
 	if (gps) {
 		/* zero, as every replica is at first */
 		ua->twin = mmap(NULL, (size_t)ua->nrep * ua->len,
@@ -548,35 +584,72 @@ static int gpsu_user_free(struct gpsu_alloc *a)
 
 /* ---- data ----------------------------------------------------------- */
 
+/*
+ * @n bytes from @src to @dst, one of them the program's buffer of a copy:
+ * a buffer the program cannot read (or write) there is EFAULT, not a
+ * signal, as with the driver, whose copies take the bytes with
+ * copy_from_user() and copy_to_user(). process_vm_readv() of this very
+ * process has the kernel check both sides. Where a filter refuses the
+ * call (Docker's default seccomp profile asks CAP_SYS_PTRACE for it),
+ * memcpy(), as before.
+ */
+static int gpsu_user_copy(void *dst, const void *src, size_t n)
+{
+	static int refused;
+	struct iovec l = { dst, n }, r = { (void *)src, n };
+	ssize_t got;
+
+	if (!n)
+		return 0;
+	if (!__atomic_load_n(&refused, __ATOMIC_RELAXED)) {
+		got = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+		if (got == (ssize_t)n)
+			return 0;
+		/* a part: it stopped at a page it could not reach */
+		if (got >= 0 || errno == EFAULT)
+			return EFAULT;
+		if (errno != EPERM && errno != ENOSYS)
+			return errno;
+		__atomic_store_n(&refused, 1, __ATOMIC_RELAXED);
+	}
+	memcpy(dst, src, n);
+	return 0;
+}
+
 /* What @device sees: its replica, or the subscriber's its view maps. */
 static int gpsu_user_read(const struct gpsu_alloc *a, size_t off, void *buf,
 			  size_t n, int device)
 {
 	const struct gpsu_user_alloc *ua = a->engine;
 	size_t at, end = off + n, part;
+	int ret = 0;
 
 	if (off > ua->len || n > ua->len - off)
 		return EINVAL;
 	if (device < 0 || device >= gpsu_user.ndev)
 		return EINVAL;
-	if (!ua->map) {
-		memcpy(buf, gpsu_user_replica(ua, device) + off, n);
-		return 0;
-	}
+	if (!ua->map)
+		return gpsu_user_copy(buf, gpsu_user_replica(ua, device) + off,
+				      n);
 	pthread_rwlock_rdlock(&gpsu_user.allocs_lock);
-	for (at = off; at < end; at += part) {
+	for (at = off; at < end && !ret; at += part) {
 		size_t g = at / ua->ps;
 
 		part = (g + 1) * ua->ps - at;
 		if (part > end - at)
 			part = end - at;
-		memcpy((char *)buf + (at - off),
-		       gpsu_user_replica(ua, *gpsu_user_mapp(ua, device, g)) +
-		       at, part);
+		ret = gpsu_user_copy((char *)buf + (at - off),
+				     gpsu_user_replica(ua,
+						       *gpsu_user_mapp(ua, device,
+								       g)) +
+				     at, part);
 	}
 	pthread_rwlock_unlock(&gpsu_user.allocs_lock);
-	return 0;
+	return ret;
 }
+
+/* Bytes of the program's buffer a fill takes in at a time. */
+#define GPSU_FILL_CHUNK		(64 * 1024)
 
 /*
  * Writes into every replica and its twin, a small page at a time under
@@ -589,20 +662,40 @@ static int gpsu_user_fill(const struct gpsu_alloc *a, size_t off,
 			  const void *buf, int value, size_t n)
 {
 	struct gpsu_user_alloc *ua = a->engine;
-	size_t at, end = off + n, part;
-	int r;
+	size_t at, end = off + n, part, from = off, start = off;
+	char *in = NULL;
+	int r, ret = 0;
 
 	if (off > ua->len || n > ua->len - off)
 		return EINVAL;
+	/* the program's bytes taken in first, checked (gpsu_user_copy()) */
+	if (buf) {
+		in = malloc(n < GPSU_FILL_CHUNK ? n : GPSU_FILL_CHUNK);
+		if (!in)
+			return ENOMEM;
+	}
 	pthread_rwlock_rdlock(&gpsu_user.allocs_lock);
-	for (at = off; at < end; at += part) {
+	for (at = off; at < end && !ret; at += part) {
 		pthread_mutex_t *l = gpsu_user_plock(ua, at / PAGE_SIZE);
 		/* the subscribers' replicas: the others hold nothing */
 		uint64_t subs = ua->subs ? ua->subs[at / ua->ps] : ~0ULL;
+		const char *src;
 
 		part = PAGE_SIZE - at % PAGE_SIZE;
 		if (part > end - at)
 			part = end - at;
+		/* a chunk ends on a small page's end: no part crosses it */
+		if (buf && at == from) {
+			start = at;
+			from = at / PAGE_SIZE * PAGE_SIZE + GPSU_FILL_CHUNK;
+			if (from > end)
+				from = end;
+			ret = gpsu_user_copy(in, (const char *)buf + (at - off),
+					     from - at);
+			if (ret)
+				break;
+		}
+		src = in ? in + (at - start) : NULL;
 		pthread_mutex_lock(l);
 		for (r = 0; r < ua->nrep; r++) {
 			char *dst = ua->back + (size_t)r * ua->len + at;
@@ -612,11 +705,10 @@ static int gpsu_user_fill(const struct gpsu_alloc *a, size_t off,
 			if (!(subs & (1ULL << r)))
 				continue;
 
-			if (buf) {
-				memcpy(dst, (const char *)buf + (at - off), part);
+			if (src) {
+				memcpy(dst, src, part);
 				if (tw)
-					memcpy(tw, (const char *)buf + (at - off),
-					       part);
+					memcpy(tw, src, part);
 			} else {
 				memset(dst, value, part);
 				if (tw)
@@ -626,7 +718,8 @@ static int gpsu_user_fill(const struct gpsu_alloc *a, size_t off,
 		pthread_mutex_unlock(l);
 	}
 	pthread_rwlock_unlock(&gpsu_user.allocs_lock);
-	return 0;
+	free(in);
+	return ret;
 }
 
 static int gpsu_user_write(const struct gpsu_alloc *a, size_t off,

@@ -17,6 +17,7 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "engine.h"
@@ -58,7 +59,7 @@ struct gpsu_user_item {
 struct gpsu_user_alloc {
 	struct gpsu_alloc *a;
 	struct gpsu_user_alloc *next;	/* gpsu_user.allocs */
-	int memfd;
+	off_t base;			/* its replicas in gpsu_user.memfd */
 	int nrep;			/* replicas: ndev (GPS), else 1 */
 	size_t len;			/* bytes of a replica (map_size) */
 	char *back;			/* every replica, nrep * len */
@@ -101,6 +102,15 @@ struct gpsu_user_alloc {
 
 struct gpsu_user_state {
 	int ndev;
+	/*
+	 * Every allocation's replicas, each at its own range, never used
+	 * again once freed (the file is sparse and 2^62 bytes long): one
+	 * descriptor for the process, however many allocations it makes
+	 * (a memfd each held one, and at ulimit -n 1024 the 1,018th
+	 * failed). @memfd_next: bytes handed out, atomic.
+	 */
+	int memfd;
+	uint64_t memfd_next;
 	unsigned int push_delay_us;	/* $GPSU_TEST_PUSH_DELAY_US: tests */
 	unsigned int change_delay_us;	/* $GPSU_TEST_CHANGE_DELAY_US */
 	struct gpsu_user_dev dev[GPSU_MAX_DEVICES];

@@ -66,7 +66,8 @@ static int gpsu_user_point(struct gpsu_user_alloc *ua, int v, size_t g,
 	 * (the kernel orders the two; nothing TSan sees does).
 	 */
 	m = syscall(SYS_mmap, at, n * ua->ps, prot, MAP_SHARED | MAP_FIXED,
-		    ua->memfd, (off_t)((size_t)r * ua->len + g * ua->ps));
+		    gpsu_user.memfd,
+		    ua->base + (off_t)((size_t)r * ua->len + g * ua->ps));
 	if (m == -1)
 		return errno;
 	for (i = g; i < g + n; i++)
@@ -339,9 +340,9 @@ static int gpsu_user_resub(struct gpsu_user_alloc *ua, size_t g,
 	for (d = 0; d < gpsu_user.ndev; d++) {
 		if (!(drop & (1ULL << d)))
 			continue;
-		(void)fallocate(ua->memfd,
+		(void)fallocate(gpsu_user.memfd,
 				FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-				(off_t)((size_t)d * ua->len + at),
+				ua->base + (off_t)((size_t)d * ua->len + at),
 				(off_t)ua->ps);
 		(void)madvise(ua->twin + (size_t)d * ua->len + at, ua->ps,
 			      MADV_DONTNEED);
