@@ -290,6 +290,7 @@ void gps_alloc_kill(struct gps_alloc *a)
 		gps_push_queue_purge(&gps_devs[d], a);
 		gps_dirty_purge(&gps_devs[d], a);
 	}
+	gps_delay(GPS_DELAY_FREE_ZAP);
 	gps_zap_views(a, 0, a->nr_gpages, NULL);
 	up_write(&a->sub_sem);
 	gps_unlock_all();

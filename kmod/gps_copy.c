@@ -18,6 +18,7 @@
 #include <linux/log2.h>
 #include "gps_internal.h"
 #include "gps_still.h"
+#include "gps_delay.h"
 
 /*
  * Apply @len bytes at @offset to every replica (and twin) of @a: from
@@ -185,6 +186,7 @@ int gps_read(struct gps_ctx *ctx, struct gps_copy_args *args)
 		offset += len;
 		length -= len;
 		dst += len;
+		gps_delay(GPS_DELAY_READ_PAGE);
 		cond_resched();
 	}
 out:

@@ -36,6 +36,8 @@ static struct gps_delay gps_delays[GPS_NR_DELAY_POINTS] = {
 	[GPS_DELAY_FENCE_NAMED] = { .name = "delay_fence_named" },
 	[GPS_DELAY_HARVEST_LOCK] = { .name = "delay_harvest_lock" },
 	[GPS_DELAY_MKWRITE_CAPTURED] = { .name = "delay_mkwrite_captured" },
+	[GPS_DELAY_READ_PAGE] = { .name = "delay_read_page" },
+	[GPS_DELAY_FREE_ZAP] = { .name = "delay_free_zap" },
 };
 
 /**

@@ -28,6 +28,10 @@ struct dentry;
  *	replica's dirty pages and write-protecting them
  * @GPS_DELAY_MKWRITE_CAPTURED: gps_page_mkwrite(), after the pages around
  *	the faulting one are captured (mapped writable), before it returns
+ * @GPS_DELAY_READ_PAGE: gps_read(), after each small page is copied out,
+ *	with no lock held: a long GPS_IOC_READ made longer still
+ * @GPS_DELAY_FREE_ZAP: gps_alloc_kill(), the allocation dead and purged
+ *	from the queues and dirty lists, before its views are zapped
  * @GPS_NR_DELAY_POINTS: number of points
  */
 enum gps_delay_point {
@@ -36,6 +40,8 @@ enum gps_delay_point {
 	GPS_DELAY_FENCE_NAMED,
 	GPS_DELAY_HARVEST_LOCK,
 	GPS_DELAY_MKWRITE_CAPTURED,
+	GPS_DELAY_READ_PAGE,
+	GPS_DELAY_FREE_ZAP,
 	GPS_NR_DELAY_POINTS
 };
 

@@ -401,6 +401,75 @@ static inline int gps_child_touch(volatile unsigned char *addr, int write)
 }
 
 /*
+ * Fork a child that maps device @dev's view of @b itself (views are not
+ * inherited: VM_DONTCOPY) and stores @v at byte @off of it: its status.
+ */
+static inline int gps_child_store(int fd, struct gps_buf *b, int dev,
+				  uint64_t off, unsigned char v)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		struct gps_buf c = *b;
+		volatile unsigned char *p = gps_map(fd, &c, dev);
+
+		if (!p)
+			_exit(2);
+		p[off] = v;
+		_exit(0);
+	}
+	return gps_wait_child(pid);
+}
+
+/*
+ * Delay points (a module built with CONFIG_GPS_DEBUG):
+ * GPS_DEBUGFS "delay_<point>/" with us, probability and hits.
+ */
+static inline int gps_have_delays(void)
+{
+	return access(GPS_DEBUGFS "delay_alloc_publish/us", F_OK) == 0;
+}
+
+static inline long long gps_delay_get(const char *point, const char *attr)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), GPS_DEBUGFS "delay_%s/%s", point, attr);
+	return gps_read_num(path);
+}
+
+static inline int gps_delay_set(const char *point, const char *attr,
+				long long v)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), GPS_DEBUGFS "delay_%s/%s", point, attr);
+	return gps_write_num(path, v);
+}
+
+/* Every pass through @point sleeps @us; 0: off. */
+static inline int gps_delay_arm(const char *point, long long us)
+{
+	return gps_delay_set(point, "us", us) ||
+	       gps_delay_set(point, "probability", us ? 100 : 0) ? -1 : 0;
+}
+
+/* Wait up to 5 s for @point's hits to pass @old: 0, or -1. */
+static inline int gps_delay_wait_hit(const char *point, long long old)
+{
+	long long end = gps_now_ms() + 5000;
+
+	while (gps_delay_get(point, "hits") <= old)
+		if (gps_now_ms() > end)
+			return -1;
+		else
+			usleep(1000);
+	return 0;
+}
+
+/*
  * Compare what every device's view holds at [@off, @off + @len) with
  * @expect (GPS_IOC_READ per device): -1 if all match, else the first
  * device that differs (or whose read fails).
