@@ -136,8 +136,9 @@ int gps_write(struct gps_ctx *ctx, struct gps_copy_args *args)
  * @args: the request
  *
  * Return: 0; -EINVAL for a bad device, an unknown or freed allocation or
- * a range outside it, -ENOMEM, or -EFAULT if the bytes cannot be copied
- * out.
+ * a range outside it, -ENOMEM, -EFAULT if the bytes cannot be copied
+ * out, or -EINTR if a fatal signal arrived (part of the range may have
+ * been copied out).
  */
 int gps_read(struct gps_ctx *ctx, struct gps_copy_args *args)
 {
@@ -187,6 +188,11 @@ int gps_read(struct gps_ctx *ctx, struct gps_copy_args *args)
 		length -= len;
 		dst += len;
 		gps_delay(GPS_DELAY_READ_PAGE);
+		/* Up to the size of the allocation: killable, as gps_fill(). */
+		if (length && fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
 		cond_resched();
 	}
 out:
