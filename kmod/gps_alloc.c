@@ -286,10 +286,9 @@ void gps_alloc_kill(struct gps_alloc *a)
 	down_write(&a->sub_sem);
 	/* From here page_mkwrite sees dead: nothing gets dirty again. */
 	WRITE_ONCE(a->dead, true);
-	for (d = 0; d < gps_nr_devs; d++) {
+	for (d = 0; d < gps_nr_devs; d++)
 		gps_push_queue_purge(&gps_devs[d], a);
-		gps_dirty_purge(&gps_devs[d], a);
-	}
+	gps_dirty_purge(a);
 	gps_delay(GPS_DELAY_FREE_ZAP);
 	gps_zap_views(a, 0, a->nr_gpages, NULL);
 	up_write(&a->sub_sem);

@@ -167,18 +167,39 @@ unsigned int gps_dirty_take(struct gps_dev *dev, struct gps_replica **batch,
 }
 
 /**
- * gps_dirty_purge() - forget the dirty replicas of an allocation
- * @dev: device, harvest_lock held
- * @a: allocation being freed
+ * gps_dirty_purge() - take a dying allocation's replicas off the dirty lists
+ * @a: allocation marked dead; every harvest_lock and sub_sem (write) held
+ *
+ * Walks @a's own page table, not the lists, which hold the dirty replicas
+ * of every user: the work is @a's size (as the zap that follows), and
+ * each owner's dirty_lock is held for one replica at a time, whatever the
+ * others have dirty.  Every listed replica of @a is in its page table:
+ * one taken out (unsubscribe, collapse) leaves its list first, and a
+ * managed page's single copy is never listed.  None goes back on a list
+ * after: the fault paths see dead under sub_sem, and a harvester lists
+ * only a replica it took off a list, under a harvest_lock held here.
  */
-void gps_dirty_purge(struct gps_dev *dev, struct gps_alloc *a)
+void gps_dirty_purge(struct gps_alloc *a)
 {
-	struct gps_replica *r, *tmp;
+	unsigned long g;
+	int d;
 
-	lockdep_assert_held(&dev->harvest_lock);
-	spin_lock(&dev->dirty_lock);
-	list_for_each_entry_safe(r, tmp, &dev->dirty, dirty_link)
-		if (r->alloc == a)
-			gps_dirty_del(dev, r);
-	spin_unlock(&dev->dirty_lock);
+	lockdep_assert_held_write(&a->sub_sem);
+	gps_assert_all_harvesting();
+	for (g = 0; g < a->nr_gpages; g++) {
+		struct gps_gpage *gp = gps_gpage(a, g);
+
+		for (d = 0; d < gps_nr_devs; d++) {
+			struct gps_replica *r = gp->rep[d];
+			struct gps_dev *owner;
+
+			if (!r)
+				continue;
+			owner = &gps_devs[r->dev];
+			spin_lock(&owner->dirty_lock);
+			gps_dirty_del(owner, r);
+			spin_unlock(&owner->dirty_lock);
+		}
+		cond_resched();
+	}
 }

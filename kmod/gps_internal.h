@@ -402,7 +402,7 @@ void gps_dirty_del(struct gps_dev *dev, struct gps_replica *r);
 struct gps_replica *gps_dirty_pop(struct gps_dev *dev, u64 min_age);
 unsigned int gps_dirty_take(struct gps_dev *dev, struct gps_replica **batch,
 			    unsigned int n);
-void gps_dirty_purge(struct gps_dev *dev, struct gps_alloc *a);
+void gps_dirty_purge(struct gps_alloc *a);
 
 /* gps_protect.c: write-protection of harvested pages */
 bool gps_write_protect(struct gps_replica *r, unsigned long *dirty,

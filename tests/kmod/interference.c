@@ -2,9 +2,12 @@
 /*
  * Description: what one user of /dev/gps can do to another, bounded
  * (Documentation/security.rst).  A GPS_IOC_READ that a delay point makes
- * last 26 s dies at once of SIGKILL.  The delay-point tests run only with
- * a module built with CONFIG_GPS_DEBUG (the debug kernel's guests); the
- * others everywhere.  Delay settings and knobs are restored.
+ * last 26 s dies at once of SIGKILL; freeing an allocation with dirty
+ * replicas leaves those of two others (same file, other file) on the
+ * dirty lists, so their next fence publishes every one of their stores.
+ * The delay-point tests run only with a module built with
+ * CONFIG_GPS_DEBUG (the debug kernel's guests); the others everywhere.
+ * Delay settings and knobs are restored.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -93,6 +96,82 @@ TEST_F(interference, read_is_killable)
 		       h2 - h1);
 	}
 	ASSERT_GE(1, h2 - h1);
+}
+
+/* Store @v + the device into small page @sub of GPS page @g of each view. */
+static void store_views(struct gps_buf *b, int nr, unsigned int g,
+			unsigned int sub, unsigned char v)
+{
+	int d;
+
+	for (d = 0; d < nr; d++)
+		((volatile unsigned char *)b->view[d])[g * GP + sub * 4096 +
+						       d] = v + d;
+}
+
+/*
+ * Three allocations, x and y of one file and z of another, each with a
+ * dirty small page in every device's replica of each of its GPS pages,
+ * their replicas interleaved on every dirty list; freeing x leaves every
+ * replica of y and z listed: the next fence of every device harvests
+ * exactly their pages and publishes every store.
+ */
+TEST_F(interference, free_keeps_others_dirty)
+{
+	struct gps_buf x, y, z;
+	struct gps_buf *keep[2] = { &y, &z };
+	struct gps_fence_args f;
+	unsigned char want[8], got[8];
+	unsigned int g, k;
+	int fd2, d;
+
+	if (self->nr < 2)
+		SKIP(return, "needs two devices: no dirty list with one copy");
+	/* One small page per write fault: harvested pages are exact. */
+	ASSERT_EQ(0, gps_set_knob("capture_bytes", 4096));
+	fd2 = open(GPS_DEV, O_RDWR);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, gps_alloc(self->fd, &x, 4 * GP, GPS_MEM_GPS, 0, 0, GP));
+	ASSERT_EQ(0, gps_alloc(self->fd, &y, 4 * GP, GPS_MEM_GPS, 0, 0, GP));
+	ASSERT_EQ(0, gps_alloc(fd2, &z, 4 * GP, GPS_MEM_GPS, 0, 0, GP));
+	for (d = 0; d < self->nr; d++) {
+		ASSERT_NE(NULL, gps_map(self->fd, &x, d));
+		ASSERT_NE(NULL, gps_map(self->fd, &y, d));
+		ASSERT_NE(NULL, gps_map(fd2, &z, d));
+	}
+	ASSERT_EQ(0, gps_fence(self->fd, GPS_FENCE_ALL, NULL));
+	for (g = 0; g < 4; g++) {
+		store_views(&x, self->nr, g, 1, 0x10);
+		store_views(&y, self->nr, g, 2, 0x20 + g);
+		store_views(&z, self->nr, g, 3, 0x40 + g);
+		store_views(&x, self->nr, g, 4, 0x60);
+	}
+	ASSERT_EQ(0, gps_free(self->fd, &x));
+	ASSERT_EQ(0, gps_fence(self->fd, GPS_FENCE_ALL, &f));
+	/* y and z: 4 GPS pages x one small page per device each. */
+	ASSERT_EQ(2 * 4 * self->nr, f.pages_harvested);
+	for (k = 0; k < 2; k++)
+		for (g = 0; g < 4; g++) {
+			unsigned int sub = 2 + k;
+			uint64_t off = g * GP + sub * 4096;
+
+			for (d = 0; d < self->nr && d < 8; d++)
+				want[d] = (k ? 0x40 : 0x20) + g + d;
+			for (d = 0; d < self->nr; d++) {
+				ASSERT_EQ(0, gps_read(k ? fd2 : self->fd,
+						      keep[k], d, off, got,
+						      self->nr < 8 ?
+						      self->nr : 8));
+				ASSERT_EQ(0, memcmp(want, got, self->nr < 8 ?
+						    self->nr : 8)) {
+					TH_LOG("%c page %u device %d",
+					       k ? 'z' : 'y', g, d);
+				}
+			}
+		}
+	ASSERT_EQ(0, gps_free(self->fd, &y));
+	ASSERT_EQ(0, gps_free(fd2, &z));
+	ASSERT_EQ(0, close(fd2));
 }
 
 TEST_HARNESS_MAIN
