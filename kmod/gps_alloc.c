@@ -277,6 +277,14 @@ err_free:
  * zapped (later faults get SIGBUS); the caller then frees the replicas
  * with gps_pagetable_free().  Runs to the end even if the task is being
  * killed: it is also the exit path.
+ *
+ * The harvest_locks are held only while @a is marked dead and purged:
+ * a harvester reaches replicas only through the dirty lists and queues,
+ * and once @a is on none and no fault can list it again, its replicas
+ * are out of every harvester's reach, as when gps_alloc_free() frees
+ * them under sub_sem alone.  The zap, whose work grows with @a's size,
+ * then runs under sub_sem (write) only, and no fence or push thread of
+ * any user waits for it.
  */
 void gps_alloc_kill(struct gps_alloc *a)
 {
@@ -289,10 +297,10 @@ void gps_alloc_kill(struct gps_alloc *a)
 	for (d = 0; d < gps_nr_devs; d++)
 		gps_push_queue_purge(&gps_devs[d], a);
 	gps_dirty_purge(a);
+	gps_unlock_all();
 	gps_delay(GPS_DELAY_FREE_ZAP);
 	gps_zap_views(a, 0, a->nr_gpages, NULL);
 	up_write(&a->sub_sem);
-	gps_unlock_all();
 	mutex_lock(&gps_all_allocs_lock);
 	list_del_init(&a->all_link);
 	mutex_unlock(&gps_all_allocs_lock);

@@ -2,12 +2,13 @@
 /*
  * Description: what one user of /dev/gps can do to another, bounded
  * (Documentation/security.rst).  A GPS_IOC_READ that a delay point makes
- * last 26 s dies at once of SIGKILL; freeing an allocation with dirty
- * replicas leaves those of two others (same file, other file) on the
- * dirty lists, so their next fence publishes every one of their stores.
- * The delay-point tests run only with a module built with
- * CONFIG_GPS_DEBUG (the debug kernel's guests); the others everywhere.
- * Delay settings and knobs are restored.
+ * last 26 s dies at once of SIGKILL; a free held before the zap of its
+ * views (delay point free_zap) does not hold another file's fence;
+ * freeing an allocation with dirty replicas leaves those of two others
+ * (same file, other file) on the dirty lists, so their next fence
+ * publishes every one of their stores.  The delay-point tests run only
+ * with a module built with CONFIG_GPS_DEBUG (the debug kernel's guests);
+ * the others everywhere.  Delay settings and knobs are restored.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -96,6 +97,67 @@ TEST_F(interference, read_is_killable)
 		       h2 - h1);
 	}
 	ASSERT_GE(1, h2 - h1);
+}
+
+struct freer {
+	int fd;
+	struct gps_buf *b;
+	int ret;
+};
+
+static void *free_thread(void *arg)
+{
+	struct freer *f = arg;
+
+	f->ret = gps_free(f->fd, f->b);
+	return NULL;
+}
+
+/*
+ * A free held 3 s between its purge and the zap of its views (free_zap):
+ * a fence of device 0 by another file meanwhile publishes that file's
+ * store and returns within 1.5 s, not after the free.
+ */
+TEST_F(interference, free_zap_beside_fence)
+{
+	struct freer fr = { .fd = self->fd, .b = &self->b };
+	unsigned char *p, got = 0;
+	struct gps_buf y;
+	long long h0, t0, fence_ms;
+	pthread_t t;
+	int fd2;
+
+	if (!self->delays)
+		SKIP(return, "no delay points (module without CONFIG_GPS_DEBUG)");
+	if (self->nr < 2)
+		SKIP(return, "needs two devices");
+	gps_fixture_alloc(_metadata, gps_fx(self), 16 * GP, GP, 2);
+	memset(self->b.view[0], 1, 16 * GP);
+	fd2 = open(GPS_DEV, O_RDWR);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, gps_alloc(fd2, &y, GP, GPS_MEM_GPS, 0, 0, GP));
+	p = gps_map(fd2, &y, 0);
+	ASSERT_NE(NULL, p);
+	p[100] = 7;
+
+	h0 = gps_delay_get("free_zap", "hits");
+	ASSERT_EQ(0, gps_delay_arm("free_zap", 3000000));
+	ASSERT_EQ(0, pthread_create(&t, NULL, free_thread, &fr));
+	ASSERT_EQ(0, gps_delay_wait_hit("free_zap", h0));
+	ASSERT_EQ(0, gps_delay_arm("free_zap", 0));
+	t0 = gps_now_ms();
+	ASSERT_EQ(0, gps_fence(fd2, 0, NULL));
+	fence_ms = gps_now_ms() - t0;
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	ASSERT_EQ(0, fr.ret);
+	self->have_b = 0;
+	ASSERT_GT(1500, fence_ms) {
+		TH_LOG("the fence waited %lld ms for the free's zap", fence_ms);
+	}
+	ASSERT_EQ(0, gps_read(fd2, &y, 1, 100, &got, 1));
+	ASSERT_EQ(7, got);
+	ASSERT_EQ(0, gps_free(fd2, &y));
+	ASSERT_EQ(0, close(fd2));
 }
 
 /* Store @v + the device into small page @sub of GPS page @g of each view. */
