@@ -46,6 +46,7 @@
 #include <linux/highmem.h>
 #include <linux/pagemap.h>
 #include <linux/pgtable.h>
+#include <linux/sched/signal.h>
 #include "gps_internal.h"
 #include "gps_inject.h"
 #include "gps_delay.h"
@@ -239,7 +240,8 @@ static void gps_twins_count(struct gps_replica *r, unsigned int n)
  * Capture small pages [@lo, @lo + @n) but @sub of @r for device @dev at one
  * write fault, GPS_CAPTURE_CHUNK at a time: lock each (trylock), give it
  * a twin, set its dirty bit, then map it writable in the faulting VMA.
- * Pages busy or without memory for a twin are left to fault alone.
+ * Pages busy or without memory for a twin (none is allocated while the
+ * node is below its reserve) are left to fault alone.
  * Caller holds sub_sem for reading and @sub's page lock.
  */
 static void gps_capture_around(struct vm_fault *vmf, struct gps_replica *r,
@@ -258,6 +260,7 @@ static void gps_capture_around(struct vm_fault *vmf, struct gps_replica *r,
 	gfp_t gfp = GFP_HIGHUSER | __GFP_ACCOUNT | __GFP_NOWARN | __GFP_NORETRY;
 	int nid = gps_devs[r->dev].nid;
 	unsigned int s, i, end, done = 0, new_twins = 0, twins0;
+	bool room;
 	u32 cm;
 
 	lockdep_assert_held_read(&r->alloc->sub_sem);
@@ -265,12 +268,14 @@ static void gps_capture_around(struct vm_fault *vmf, struct gps_replica *r,
 	bitmap_zero(captured, GPS_PAGE_2M / PAGE_SIZE);
 	for (s = lo; s < lo + n; s = end) {
 		end = min(s + GPS_CAPTURE_CHUNK, lo + n);
+		/* Below the reserve, only pages with a twin are captured. */
+		room = !gps_node_short(nid, end - s);
 		for (i = s; i < end; i++) {
 			twins[i - s] = NULL;
 			if (i == sub || !trylock_page(r->pages[i]))
 				continue;
 			__set_bit(i, captured);
-			if (!READ_ONCE(r->twins[i]) &&
+			if (room && !READ_ONCE(r->twins[i]) &&
 			    !gps_should_fail(GPS_FAIL_CAPTURE_TWIN))
 				twins[i - s] = alloc_pages_node(nid, gfp, 0);
 		}
@@ -313,6 +318,50 @@ static void gps_capture_around(struct vm_fault *vmf, struct gps_replica *r,
 	}
 	gps_twins_count(r, new_twins);
 	atomic64_add(done, &gps_devs[dev].stats.pages_captured);
+}
+
+/* A write fault's tries for a twin, and the wait before each retry. */
+#define GPS_TWIN_TRIES		4
+#define GPS_TWIN_WAIT_MS	10
+
+/*
+ * The twin of a write fault to a replica of device @owner, allocated with
+ * no lock held.  It never calls in the OOM killer and never takes the
+ * owner's node below its reserve: it is refused where the node has less
+ * than node_reserve_bytes available (gps_node_short()), and its
+ * allocation reclaims but fails rather than kill (__GFP_RETRY_MAYFAIL).
+ * A twin not had is tried again GPS_TWIN_WAIT_MS later, GPS_TWIN_TRIES
+ * times in all, sleeping killably: memory that others free, or that a
+ * harvest frees (the push thread's, when proactive harvests are on, or
+ * a fence's: twins of pages not written again go), gives it room.
+ *
+ * Return: the twin, or NULL: the fault fails with SIGBUS.  No store is
+ * lost: the faulting one has not happened, and those before are in the
+ * replica, published by the next fence as always.
+ */
+static struct page *gps_twin_alloc(int owner)
+{
+	gfp_t gfp = GFP_HIGHUSER | __GFP_ACCOUNT | __GFP_NOWARN |
+		    __GFP_RETRY_MAYFAIL;
+	int nid = gps_devs[owner].nid, i;
+	struct page *twin;
+
+	for (i = 0; i < GPS_TWIN_TRIES; i++) {
+		if (i) {
+			schedule_timeout_killable(msecs_to_jiffies(GPS_TWIN_WAIT_MS));
+			if (fatal_signal_pending(current))
+				return NULL;
+		}
+		if (gps_node_short(nid, 1) ||
+		    gps_should_fail(GPS_FAIL_TWIN_ALLOC))
+			continue;
+		twin = alloc_pages_node(nid, gfp, 0);
+		if (twin)
+			return twin;
+	}
+	pr_warn_ratelimited("%s[%d]: no memory for a twin on node %d: SIGBUS\n",
+			    current->comm, task_pid_nr(current), nid);
+	return NULL;
 }
 
 vm_fault_t gps_page_mkwrite(struct vm_fault *vmf)
@@ -368,12 +417,9 @@ retry:
 		spin_unlock(&gp->lock);
 		unlock_page(page);
 		up_read(&a->sub_sem);
-		if (gps_should_fail(GPS_FAIL_TWIN_ALLOC))
-			return VM_FAULT_OOM;
-		twin = alloc_pages_node(gps_devs[owner].nid,
-					GFP_HIGHUSER | __GFP_ACCOUNT, 0);
+		twin = gps_twin_alloc(owner);
 		if (!twin)
-			return VM_FAULT_OOM;
+			return VM_FAULT_SIGBUS;
 		goto retry;
 	}
 	if (gps_twin_capture(r, sub, &twin, "write fault")) {

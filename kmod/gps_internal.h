@@ -328,6 +328,7 @@ static inline void gps_set_wmapped(struct gps_replica *r, unsigned int sub)
 }
 
 /* gps_pagetable.c */
+bool gps_node_short(int nid, unsigned int nr);
 struct gps_replica *gps_replica_alloc(struct gps_alloc *a, unsigned long gidx,
 				      int dev, bool zero);
 void gps_replica_free(struct gps_replica *r);

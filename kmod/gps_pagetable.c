@@ -63,6 +63,57 @@ static bool gps_node_low(int nid, unsigned int nr)
 	return free < (u64)high + reserve + nr;
 }
 
+/* A node counter of @pgdat, in pages (node_page_state() is not exported). */
+static unsigned long gps_node_stat(pg_data_t *pgdat, enum node_stat_item item)
+{
+	long x = atomic_long_read(&pgdat->vm_stat[item]);
+
+	return x < 0 ? 0 : x;
+}
+
+/**
+ * gps_node_short() - would @nr more pages take @nid below its reserve?
+ * @nid: the node
+ * @nr: pages about to be allocated there
+ *
+ * For twins, which a store needs: the node's available memory, counted
+ * as /proc/meminfo's MemAvailable counts it but for one node (free pages
+ * above the zones' high watermarks, and the file pages and reclaimable
+ * slab that reclaim can give back, less what it keeps of each), against
+ * node_reserve_bytes.  Replicas, which are hints, give way earlier, at the
+ * free page count (gps_node_low()): a node full of clean page cache would
+ * otherwise refuse every twin, and every store would fail.  Racy like
+ * gps_node_low().
+ *
+ * Return: true if the pages would leave less than the reserve available.
+ */
+bool gps_node_short(int nid, unsigned int nr)
+{
+	u64 reserve = READ_ONCE(gps_knobs.node_reserve_bytes) >> PAGE_SHIFT;
+	pg_data_t *pgdat = NODE_DATA(nid);
+	unsigned long free = 0, high = 0, low = 0, file, slab;
+	long avail;
+	int z;
+
+	for (z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &pgdat->node_zones[z];
+
+		if (!managed_zone(zone))
+			continue;
+		free += zone_page_state(zone, NR_FREE_PAGES);
+		high += high_wmark_pages(zone);
+		low += low_wmark_pages(zone);
+	}
+	avail = (long)free - (long)high;
+	file = gps_node_stat(pgdat, NR_ACTIVE_FILE) +
+	       gps_node_stat(pgdat, NR_INACTIVE_FILE);
+	avail += file - min(file / 2, low);
+	slab = gps_node_stat(pgdat, NR_SLAB_RECLAIMABLE_B) +
+	       gps_node_stat(pgdat, NR_KERNEL_MISC_RECLAIMABLE);
+	avail += slab - min(slab / 2, low);
+	return avail < 0 || (u64)avail < reserve + nr;
+}
+
 /*
  * The sysfs caps, all replicas (max_bytes) and one node's
  * (node_max_bytes), and the node's reserve (node_reserve_bytes).

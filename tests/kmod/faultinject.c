@@ -8,15 +8,15 @@
  * times and space saying which calls fail) and shows the clear error:
  * a replica that cannot be had leaves its device unsubscribed and
  * counted (subscribe_failed), or fails GPS_IOC_ALLOC with ENOMEM when a
- * page gets no copy at all; a twin that cannot be had makes the store
- * fault retry until it can (a system call storing into a view meanwhile
- * gets EFAULT); a queue reshape fails the sysfs write with ENOMEM and
- * the old queues stay; an io_uring fence completes with -ENOMEM.  Then
- * that every replica still holds what was stored, that the stores made
- * around the failure are published, and that nr_allocs, replica_pages
- * and twin_pages come back to where they started (no leak; the debug
- * kernel's run also scans with kmemleak).  The points' settings and the
- * knobs are restored.
+ * page gets no copy at all; a twin that cannot be had is tried four times
+ * by the write fault, which then fails with SIGBUS (a system call storing
+ * into a view meanwhile gets EFAULT); a queue reshape fails the sysfs
+ * write with ENOMEM and the old queues stay; an io_uring fence completes
+ * with -ENOMEM.  Then that every replica still holds what was stored,
+ * that the stores made around the failure are published, and that
+ * nr_allocs, replica_pages and twin_pages come back to where they started
+ * (no leak; the debug kernel's run also scans with kmemleak).  The
+ * points' settings and the knobs are restored.
  */
 
 #include "kselftest_harness.h"
@@ -279,17 +279,19 @@ TEST_F(fi, replica_alloc_at_allocation)
 }
 
 /*
- * A store whose twin cannot be had: the fault returns VM_FAULT_OOM and
- * the store retries until the twin comes (here after three failures),
- * then it is captured and published like any other; a system call that
- * stores into the view while the twin cannot be had fails with EFAULT
- * and consumes nothing.
+ * A store whose twin cannot be had: the write fault tries four times,
+ * 10 ms apart, and never returns VM_FAULT_OOM.  Three failures: the
+ * fourth try gets the twin and the store is captured and published like
+ * any other.  Four: the writer gets SIGBUS after exactly four tries, its
+ * store not made and nothing else lost.  A system call that stores into
+ * the view while no twin can be had fails with EFAULT and consumes
+ * nothing.
  */
-TEST_F(fi, twin_alloc_retries)
+TEST_F(fi, twin_alloc_retries_then_sigbus)
 {
 	volatile unsigned char *p;
 	struct gps_fence_args f;
-	int fds[2];
+	int fds[2], status;
 	struct gps_buf b;
 	char msg[8] = "gps-twin";
 
@@ -307,6 +309,17 @@ TEST_F(fi, twin_alloc_retries)
 	p[100] = self->pattern[100] ^ 0xff;
 	self->pattern[100] ^= 0xff;
 	ASSERT_EQ(0, fi_get("fail_twin_alloc", "times"));
+	ASSERT_EQ(self->start.twin_pages + 1, gps_knob("twin_pages"));
+
+	/* Four failures of ten: SIGBUS, the byte as it was. */
+	ASSERT_EQ(0, fi_arm("fail_twin_alloc", 10, 0));
+	status = gps_child_store(self->fd, &b, 0, 4096 + 7,
+				 self->pattern[4096 + 7] ^ 0xff);
+	ASSERT_TRUE(gps_killed_by(status, SIGBUS)) {
+		TH_LOG("child status 0x%x", status);
+	}
+	ASSERT_EQ(6, fi_get("fail_twin_alloc", "times"));
+	ASSERT_EQ(0, fi_disarm("fail_twin_alloc"));
 	ASSERT_EQ(self->start.twin_pages + 1, gps_knob("twin_pages"));
 
 	/*

@@ -3,12 +3,15 @@
  * Description: what one user of /dev/gps can do to another, bounded
  * (Documentation/security.rst).  A GPS_IOC_READ that a delay point makes
  * last 26 s dies at once of SIGKILL; a free held before the zap of its
- * views (delay point free_zap) does not hold another file's fence;
- * freeing an allocation with dirty replicas leaves those of two others
- * (same file, other file) on the dirty lists, so their next fence
- * publishes every one of their stores.  The delay-point tests run only
- * with a module built with CONFIG_GPS_DEBUG (the debug kernel's guests);
- * the others everywhere.  Delay settings and knobs are restored.
+ * views (delay point free_zap) does not hold another file's fence; freeing
+ * an allocation with dirty replicas leaves those of two others (same file,
+ * other file) on the dirty lists, so their next fence publishes every one
+ * of their stores; with node_reserve_bytes above what any node has, a
+ * store that needs a twin gets SIGBUS (no OOM kill) and a write fault
+ * captures only pages that have a twin already, while the stores made
+ * before are published.  The delay-point tests run only with a module
+ * built with CONFIG_GPS_DEBUG (the debug kernel's guests); the others
+ * everywhere.  Delay settings and knobs are restored.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -48,6 +51,11 @@ FIXTURE_TEARDOWN(interference)
 		for (i = 0; i < sizeof(if_points) / sizeof(if_points[0]); i++)
 			EXPECT_EQ(0, gps_delay_arm(if_points[i], 0));
 	gps_fixture_teardown(_metadata, gps_fx(self));
+}
+
+static long long vmstat(const char *name)
+{
+	return gps_file_value("/proc/vmstat", name);
 }
 
 /*
@@ -234,6 +242,95 @@ TEST_F(interference, free_keeps_others_dirty)
 	ASSERT_EQ(0, gps_free(self->fd, &y));
 	ASSERT_EQ(0, gps_free(fd2, &z));
 	ASSERT_EQ(0, close(fd2));
+}
+
+/*
+ * node_reserve_bytes above what any node has: a store that needs a twin
+ * is refused, its writer gets SIGBUS and no task is OOM-killed; the store
+ * made before it is published; the reserve back, the same store works.
+ */
+TEST_F(interference, twin_refused_below_reserve)
+{
+	long long ooms = vmstat("oom_kill"), twins;
+	volatile unsigned char *p;
+	unsigned char got = 0;
+	int status;
+
+	if (self->nr < 2)
+		SKIP(return, "needs two devices: no twins with one copy");
+	ASSERT_LE(0, ooms);
+	ASSERT_EQ(0, gps_set_knob("capture_bytes", 4096));
+	gps_fixture_alloc(_metadata, gps_fx(self), GP, GP, 1);
+	p = self->b.view[0];
+	p[10] = 5;
+	twins = gps_knob("twin_pages");
+	ASSERT_EQ(0, gps_set_knob("node_reserve_bytes", 1LL << 60));
+	status = gps_child_store(self->fd, &self->b, 0, 4096 + 10, 6);
+	ASSERT_TRUE(gps_killed_by(status, SIGBUS)) {
+		TH_LOG("child status 0x%x", status);
+	}
+	ASSERT_EQ(twins, gps_knob("twin_pages"));
+	ASSERT_EQ(0, gps_set_knob("node_reserve_bytes",
+				  gps_knob_saved(&self->knobs,
+						 "node_reserve_bytes")));
+	ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
+	ASSERT_EQ(0, gps_read(self->fd, &self->b, 1, 10, &got, 1));
+	ASSERT_EQ(5, got);
+	p[4096 + 10] = 6;
+	ASSERT_EQ(0, gps_fence(self->fd, 0, NULL));
+	ASSERT_EQ(0, gps_read(self->fd, &self->b, 1, 4096 + 10, &got, 1));
+	ASSERT_EQ(6, got);
+	ASSERT_EQ(ooms, vmstat("oom_kill"));
+}
+
+/*
+ * The same reserve, for the pages a write fault captures along: with
+ * small pages 0 and 1 twinned and a window of four, a store to page 0
+ * through the host view captures page 1 alone (pages 2 and 3 would need
+ * twins), and every store is published once the reserve is back.
+ */
+TEST_F(interference, capture_refused_below_reserve)
+{
+	long long ooms = vmstat("oom_kill"), twins, captured;
+	volatile unsigned char *p, *h;
+	int node0, d;
+	unsigned char got[4];
+
+	if (self->nr < 2)
+		SKIP(return, "needs two devices: no capture with one copy");
+	node0 = gps_node_of(self->fd, 0);
+	ASSERT_EQ(0, gps_set_knob("capture_bytes", 2 * 4096));
+	gps_fixture_alloc(_metadata, gps_fx(self), GP, GP, 1);
+	p = self->b.view[0];
+	h = gps_map(self->fd, &self->b, self->nr);	/* the host view */
+	ASSERT_NE(NULL, h);
+	/* Page 0 alone (narrow), then page 1, which widens the replica. */
+	p[0] = 1;
+	p[4096] = 2;
+	twins = gps_knob("twin_pages");
+	captured = gps_stat(node0, "pages_captured");
+	ASSERT_EQ(0, gps_set_knob("capture_bytes", 4 * 4096));
+	ASSERT_EQ(0, gps_set_knob("node_reserve_bytes", 1LL << 60));
+	h[1] = 3;
+	ASSERT_EQ(twins, gps_knob("twin_pages"));
+	ASSERT_EQ(captured + 1, gps_stat(node0, "pages_captured"));
+	ASSERT_EQ(0, gps_set_knob("node_reserve_bytes",
+				  gps_knob_saved(&self->knobs,
+						 "node_reserve_bytes")));
+	/* Page 2 was not captured: its store faults and gets its twin. */
+	h[2 * 4096] = 4;
+	ASSERT_EQ(0, gps_fence(self->fd, GPS_FENCE_ALL, NULL));
+	for (d = 0; d < self->nr; d++) {
+		ASSERT_EQ(0, gps_read(self->fd, &self->b, d, 0, got, 2));
+		ASSERT_EQ(1, got[0]);
+		ASSERT_EQ(3, got[1]);
+		ASSERT_EQ(0, gps_read(self->fd, &self->b, d, 4096, got, 1));
+		ASSERT_EQ(2, got[0]);
+		ASSERT_EQ(0, gps_read(self->fd, &self->b, d, 2 * 4096, got,
+				      1));
+		ASSERT_EQ(4, got[0]);
+	}
+	ASSERT_EQ(ooms, vmstat("oom_kill"));
 }
 
 TEST_HARNESS_MAIN
