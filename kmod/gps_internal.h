@@ -197,6 +197,7 @@ struct gps_ctx {
 	bool tracking;			/* between GPS_TRACK_START and STOP */
 	struct mutex host_lock;		/* one host fence at a time */
 	atomic_long_t host_dirty;	/* owners of replicas host views wrote */
+	atomic_t async_fences;		/* io_uring fences in flight */
 };
 
 struct gps_replica {

@@ -45,6 +45,7 @@ static int gps_open(struct inode *inode, struct file *file)
 	mutex_init(&ctx->lock);
 	mutex_init(&ctx->host_lock);
 	atomic_long_set(&ctx->host_dirty, 0);
+	atomic_set(&ctx->async_fences, 0);
 	xa_init(&ctx->allocs);
 	ctx->mapping = file->f_mapping;
 	file->private_data = ctx;
@@ -380,12 +381,22 @@ static void gps_async_fence_work(struct work_struct *work)
 	struct gps_fence_stats st = {};
 
 	pdu->ret = gps_fence_request(af->ctx, af->flags, af->mask, &st);
+	/* Before the completion: the file, and so the ctx, may go with it. */
+	atomic_dec(&af->ctx->async_fences);
 	io_uring_cmd_complete_in_task(af->cmd, gps_uring_complete);
 	kfree(af);
 }
 
+/*
+ * GPS_URING_CMD_FENCE: queue the fence on gps_wq, at most
+ * GPS_URING_FENCES_MAX per open file at once.  Without the cap one user
+ * could queue fences without end, each an unkillable work item of the
+ * workqueue every user's asynchronous fences share, each allocated
+ * before anything is done.
+ */
 static int gps_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 {
+	struct gps_ctx *ctx = cmd->file->private_data;
 	struct gps_uring_fence in;
 	struct gps_async_fence *af;
 	u64 mask;
@@ -402,12 +413,16 @@ static int gps_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 		return -EINVAL;
 	if (gps_should_fail(GPS_FAIL_ASYNC_FENCE))
 		return -ENOMEM;
+	if (!atomic_add_unless(&ctx->async_fences, 1, GPS_URING_FENCES_MAX))
+		return -EBUSY;
 	af = kmalloc(sizeof(*af), GFP_KERNEL_ACCOUNT);
-	if (!af)
+	if (!af) {
+		atomic_dec(&ctx->async_fences);
 		return -ENOMEM;
+	}
 	INIT_WORK(&af->work, gps_async_fence_work);
 	af->cmd = cmd;
-	af->ctx = cmd->file->private_data;
+	af->ctx = ctx;
 	af->flags = in.flags;
 	af->mask = mask;
 	queue_work(gps_wq, &af->work);

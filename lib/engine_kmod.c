@@ -7,7 +7,9 @@
  * Fences: wherever a set of devices (and the host views) is fenced the
  * driver is asked once, with GPS_FENCE_MASK (and GPS_FENCE_HOST). A driver
  * without uring_cmd support, or a kernel without io_uring, gets ioctl
- * fences.
+ * fences; an asynchronous fence the driver refuses with -EBUSY (the open
+ * file has GPS_URING_FENCES_MAX in flight, from all streams together) is
+ * done by ioctl when it is reaped.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -437,6 +439,12 @@ static void gpsu_ring_reap(struct gpsu_engine_ring *r, int *err)
 			/* no uring_cmd in this driver: ioctl from now on */
 			gpsu_debug_fallback("uring fence refused", -res);
 			r->ok = false;
+			gpsu_first_err(err, gpsu_kmod_fence_mask(mask, host));
+		} else if (res == -EBUSY) {
+			/*
+			 * the file had GPS_URING_FENCES_MAX in flight (other
+			 * streams): this one fences now, by ioctl
+			 */
 			gpsu_first_err(err, gpsu_kmod_fence_mask(mask, host));
 		} else if (res < 0) {
 			gpsu_first_err(err, -res);

@@ -6,7 +6,8 @@
  * helper for it) completes with res 0 once every store made before it
  * is in every replica (of one device, all, or a GPS_FENCE_MASK of them);
  * a bad device, unknown flags or a bad mask complete with -EINVAL, an
- * unknown cmd_op with -ENOTTY.
+ * unknown cmd_op with -ENOTTY; past GPS_URING_FENCES_MAX fences of one
+ * file in flight, one more completes at once with -EBUSY.
  */
 #include <liburing.h>
 #include <stddef.h>
@@ -229,6 +230,61 @@ TEST_F(uring, fence_mask_publishes_named_devices)
 		ASSERT_EQ(0, gps_read(self->fd, &self->b, d, 804, &v, 4));
 		ASSERT_EQ(0xbbbb, v);
 	}
+}
+
+/*
+ * At most GPS_URING_FENCES_MAX fences of one open file in flight.  With
+ * device 0's link held busy (2 KiB pushed to each other device at 1 KiB/s
+ * per receiver: about 2 s) no fence completes while 64 + 16 are
+ * submitted at once: the last 16 complete at once with -EBUSY, before
+ * any other, the first 64 with 0 once the link is free, the store is in
+ * every replica, and the file has 64 in flight again afterwards.
+ */
+TEST_F(uring, fences_in_flight_capped)
+{
+	const int cap = GPS_URING_FENCES_MAX, extra = 16;
+	volatile uint8_t *p = self->b.view[0];
+	struct io_uring_cqe *cqe;
+	struct io_uring ring;
+	int i, busy = 0, done = 0, round;
+	uint8_t want = 0x5a;
+
+	if (self->nr < 2)
+		SKIP(return, "needs two devices: a push to keep the link busy");
+	ASSERT_EQ(0, io_uring_queue_init(2 * (cap + extra), &ring, 0));
+	ASSERT_EQ(0, gps_set_knob("link_bandwidth", 1024LL * (self->nr - 1)));
+	/* 16 whole blocks of one small page: pushed whole, 2 KiB each. */
+	for (i = 0; i < 2048; i++)
+		p[i] = want;
+	for (round = 0; round < 2; round++) {
+		int n = round ? cap : cap + extra;
+
+		for (i = 0; i < n; i++)
+			ASSERT_EQ(0, prep_fence(&ring, self->fd,
+						GPS_URING_CMD_FENCE, 0, 0, 0,
+						i));
+		ASSERT_EQ(n, io_uring_submit(&ring));
+		for (i = 0; i < n; i++) {
+			ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
+			if (cqe->res == -EBUSY) {
+				/* Refused at submission: before any fence. */
+				ASSERT_EQ(busy, done);
+				ASSERT_LE(cap, cqe->user_data);
+				busy++;
+			} else {
+				ASSERT_EQ(0, cqe->res);
+				ASSERT_GT(cap, cqe->user_data);
+			}
+			done++;
+			io_uring_cqe_seen(&ring, cqe);
+		}
+		ASSERT_EQ(round ? 0 : extra, busy);
+		busy = 0;
+		done = 0;
+	}
+	ASSERT_EQ(-1, gps_replicas_differ(self->fd, &self->b, self->nr, 2047,
+					  &want, 1));
+	io_uring_queue_exit(&ring);
 }
 
 TEST_HARNESS_MAIN

@@ -4,8 +4,10 @@
  * io_uring fences: stream order across kernels and copies, events and
  * elapsed time, a cross-device dependency through gpsStreamWaitEvent, a
  * stream destroyed while other threads launch into it (every launch that
- * succeeded ran, the others got gpsErrorInvalidResourceHandle), and the
- * same with ioctl fences (GPSU_NO_URING is read per stream).
+ * succeeded ran, the others got gpsErrorInvalidResourceHandle), more
+ * fences in flight than the driver allows one open file (those it refuses
+ * are done by ioctl), and the same with ioctl fences (GPSU_NO_URING is
+ * read per stream).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -28,8 +30,24 @@ static void inc(void *p)
 		a->v[i] += 1;
 }
 
+struct fill_args {
+	unsigned char *v;	/* GPS, translated */
+	int n;
+};
+
+static void fill(void *p)
+{
+	const struct fill_args *a = p;
+	int i;
+
+	for (i = 0; i < a->n; i++)
+		a->v[i] = 0x5a;
+}
+
 FIXTURE(streams) {
 	int ndev;
+	unsigned long long bw0;	/* link_bandwidth, when saved */
+	int bw_saved;
 };
 
 FIXTURE_VARIANT(streams) {
@@ -49,10 +67,13 @@ FIXTURE_SETUP(streams)
 	if (variant->no_uring)
 		setenv("GPSU_NO_URING", "1", 1);
 	self->ndev = 0;
+	self->bw_saved = 0;
 }
 
 FIXTURE_TEARDOWN(streams)
 {
+	if (self->bw_saved)
+		t_knob_set("link_bandwidth", self->bw0);
 }
 
 /* Kernels then a copy, in order; events time the kernels. */
@@ -220,6 +241,58 @@ TEST_F_TIMEOUT(streams, destroy_while_used, 300)
 	ASSERT_LT(0, total);
 	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
 	ASSERT_EQ(gpsSuccess, gpsFree(a.v));
+}
+
+/*
+ * More asynchronous fences at once than the driver lets one open file
+ * have in flight (GPS_URING_FENCES_MAX, 64): six streams of device 0
+ * end 16 kernels each while a slow link holds the first kernel's fence
+ * (2 KiB to each other device at 1 KiB/s per receiver), so that the
+ * driver refuses some with -EBUSY; those are fenced by ioctl, every
+ * stream synchronizes with gpsSuccess and every device sees the store.
+ */
+TEST_F_TIMEOUT(streams, more_fences_than_the_driver_holds, 120)
+{
+	enum { NS = 6, NK = 16 };
+	struct fill_args a0, a;
+	gpsStream_t s[NS];
+	unsigned char *v;
+	int i, k;
+
+	T_MIN_DEVICES(self->ndev, 2);
+	ASSERT_EQ(0, t_knob_get("link_bandwidth", &self->bw0));
+	self->bw_saved = 1;
+	T_KNOB_SET("link_bandwidth", 1024ULL * (self->ndev - 1));
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&v, 4096, 0));
+	ASSERT_EQ(gpsSuccess, gpsMemset(v, 0, 4096));
+	for (i = 0; i < NS; i++)
+		ASSERT_EQ(gpsSuccess, gpsStreamCreate(&s[i]));
+	a0.v = v;
+	a0.n = 2048;
+	a.v = v;
+	a.n = 0;
+	for (k = 0; k < NK; k++) {
+		for (i = 0; i < NS; i++) {
+			struct fill_args *ap = k || i ? &a : &a0;
+
+			ASSERT_EQ(gpsSuccess, gpsLaunchKernel(fill,
+					gpsDim(1, 1, 1), gpsDim(1, 1, 1),
+					GPS_ARGS(ap, GPS_PTR(struct fill_args,
+							     v)),
+					s[i]));
+		}
+	}
+	for (i = 0; i < NS; i++)
+		ASSERT_EQ(gpsSuccess, gpsStreamSynchronize(s[i]));
+	for (k = 0; k < self->ndev; k++) {
+		ASSERT_EQ(gpsSuccess, gpsSetDevice(k));
+		ASSERT_EQ(0x5a, ((unsigned char *)gpsDevicePtr(v))[2047]);
+	}
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	for (i = 0; i < NS; i++)
+		ASSERT_EQ(gpsSuccess, gpsStreamDestroy(s[i]));
+	ASSERT_EQ(gpsSuccess, gpsFree(v));
 }
 
 TEST_HARNESS_MAIN

@@ -341,6 +341,14 @@ struct gps_track_args {
  */
 #define GPS_URING_CMD_FENCE	0x4750
 
+/*
+ * At most this many GPS_URING_CMD_FENCE requests of one open file are in
+ * flight (submitted, their fence not done) at once; one more completes
+ * at once with res -EBUSY and fences nothing: fence with GPS_IOC_FENCE
+ * instead, or reap a completion first.
+ */
+#define GPS_URING_FENCES_MAX	64
+
 /**
  * struct gps_uring_fence - payload of GPS_URING_CMD_FENCE (16 bytes)
  * @device: (in) device or GPS_FENCE_ALL; zero with GPS_FENCE_MASK
