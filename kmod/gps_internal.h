@@ -52,7 +52,11 @@
  *    subscriber sets without sub_sem; the fault paths use sub_sem (read).
  *  - gps_gpage.lock serialises every access to the contents of a GPS
  *    page's replicas done by the driver (diff, push, copy, memset) and
- *    the twins and dirty bits of its replicas.
+ *    the twins and dirty bits of its replicas.  The copies into a new
+ *    replica (subscribe, a managed page's move) do without it: they hold
+ *    sub_sem (write), subscribe every harvest_lock too, with the page's
+ *    views zapped, so that no other access can run; the lock is taken
+ *    only to publish the new replica.
  *  - A small page's dirty bit is set by page_mkwrite with the page locked
  *    and cleared by the harvester with the page locked, before the views
  *    are write-protected again: so a write that faults in between is

@@ -52,9 +52,16 @@ int gps_subscribe_page(struct gps_alloc *a, unsigned long g, int dev)
 		return -ENOMEM;
 	}
 	src = gps_view_replica(a, gp, dev);
-	spin_lock(&gp->lock);
+	/*
+	 * Copied before gp->lock, which only publishes @r: nothing else
+	 * touches these pages meanwhile.  Pushes and harvests need a
+	 * harvest_lock, the driver's copies and the fault paths sub_sem, and
+	 * the zap left no view mapping @src; @r is nobody's yet.  Up to
+	 * 2 MiB, so not with preemption off.
+	 */
 	for (i = 0; i < a->nr_sub; i++)
 		copy_highpage(r->pages[i], src->pages[i]);
+	spin_lock(&gp->lock);
 	gp->rep[dev] = r;
 	gp->subs |= BIT_ULL(dev);
 	gp->collapsed = false;
