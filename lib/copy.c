@@ -74,6 +74,32 @@ static int gpsu_mem_device(const struct gpsu_alloc *a, int view)
 }
 
 /*
+ * GPS or conventional memory to another through a buffer, for an engine
+ * that copies from plain memory only (the driver), or ranges of one
+ * allocation that overlap: a small buffer used again stays in the cache
+ * and faults in once.
+ */
+static int gpsu_copy_bounce(const struct gpsu_alloc *da, size_t doff,
+			    const struct gpsu_alloc *sa, size_t soff,
+			    size_t n, int device)
+{
+	size_t chunk = n < GPSU_BOUNCE_CHUNK ? n : GPSU_BOUNCE_CHUNK, done, len;
+	char *bounce = malloc(chunk);
+	int ret = 0;
+
+	if (!bounce)
+		return ENOMEM;
+	for (done = 0; done < n && !ret; done += chunk) {
+		len = n - done < chunk ? n - done : chunk;
+		ret = gpsu_engine_read(sa, soff + done, bounce, len, device);
+		if (!ret)
+			ret = gpsu_engine_write(da, doff + done, bounce, len);
+	}
+	free(bounce);
+	return ret;
+}
+
+/*
  * The link is charged to the source device and slept for after the copy,
  * no lock held.
  */
@@ -102,25 +128,9 @@ gpsError_t gpsu_copy(void *dst, const void *src, size_t n, int device)
 	if (sa && sa->kind == GPSU_KIND_CONV)
 		device = sa->home;
 	if (da && sa) {
-		/* bounce: the driver copies from plain user memory only;
-		 * a small buffer used again stays in the cache and faults
-		 * in once */
-		size_t chunk = n < GPSU_BOUNCE_CHUNK ? n : GPSU_BOUNCE_CHUNK;
-		char *bounce = malloc(chunk);
-		size_t done;
-
-		if (!bounce)
-			return gpsErrorMemoryAllocation;
-		for (done = 0; done < n && !ret; done += chunk) {
-			size_t len = n - done < chunk ? n - done : chunk;
-
-			ret = gpsu_engine_read(sa, soff + done, bounce, len,
-					       device);
-			if (!ret)
-				ret = gpsu_engine_write(da, doff + done,
-							bounce, len);
-		}
-		free(bounce);
+		ret = gpsu_engine_copy(da, doff, sa, soff, n, device);
+		if (ret == ENOTSUP)
+			ret = gpsu_copy_bounce(da, doff, sa, soff, n, device);
 	} else if (da) {
 		ret = gpsu_engine_write(da, doff, src, n);
 	} else if (sa) {

@@ -23,6 +23,8 @@
 #ifndef GPSU_ENGINE_H
 #define GPSU_ENGINE_H
 
+#include <errno.h>
+
 #include "gpsu_internal.h"
 #include "knob_table.h"
 
@@ -86,6 +88,12 @@ struct gpsu_engine_ops {
 		    size_t n, int device);
 	int (*write)(const struct gpsu_alloc *a, size_t off, const void *buf,
 		     size_t n);
+	/* Optional: a copy from what @device sees of @sa into @da, with
+	 * no buffer between; ENOTSUP: the library bounces it through
+	 * read and write, as for an engine without it. */
+	int (*copy)(const struct gpsu_alloc *da, size_t doff,
+		    const struct gpsu_alloc *sa, size_t soff, size_t n,
+		    int device);
 	int (*memset)(const struct gpsu_alloc *a, size_t off, int value,
 		      size_t n);
 	/* @advice on whole GPS pages [@off, @off + @len) for @device. */
@@ -188,6 +196,14 @@ static inline int gpsu_engine_write(const struct gpsu_alloc *a, size_t off,
 				    const void *buf, size_t n)
 {
 	return gpsu_engine->write(a, off, buf, n);
+}
+
+static inline int gpsu_engine_copy(const struct gpsu_alloc *da, size_t doff,
+				   const struct gpsu_alloc *sa, size_t soff,
+				   size_t n, int device)
+{
+	return gpsu_engine->copy ?
+	       gpsu_engine->copy(da, doff, sa, soff, n, device) : ENOTSUP;
 }
 
 static inline int gpsu_engine_memset(const struct gpsu_alloc *a, size_t off,

@@ -652,50 +652,27 @@ static int gpsu_user_read(const struct gpsu_alloc *a, size_t off, void *buf,
 #define GPSU_FILL_CHUNK		(64 * 1024)
 
 /*
- * Writes into every replica and its twin, a small page at a time under
- * its lock: a copy is everyone's at once, no device's store to publish.
- * The twins take the bytes written, not the replica's (a store racing
- * with the copy must still diff as changed). @buf NULL: @value in every
- * byte.
+ * Writes @n bytes from @off of every replica and its twin, a small page at
+ * a time under its lock: a copy is everyone's at once, no device's store
+ * to publish. The twins take the bytes written, not the replica's (a
+ * store racing with the copy must still diff as changed). @src is the
+ * engine's memory, or the program's bytes taken in; NULL: @value in every
+ * byte. allocs_lock held for reading.
  */
-static int gpsu_user_fill(const struct gpsu_alloc *a, size_t off,
-			  const void *buf, int value, size_t n)
+static void gpsu_user_fill_in(struct gpsu_user_alloc *ua, size_t off,
+			      const char *src, int value, size_t n)
 {
-	struct gpsu_user_alloc *ua = a->engine;
-	size_t at, end = off + n, part, from = off, start = off;
-	char *in = NULL;
-	int r, ret = 0;
+	size_t at, end = off + n, part;
+	int r;
 
-	if (off > ua->len || n > ua->len - off)
-		return EINVAL;
-	/* the program's bytes taken in first, checked (gpsu_user_copy()) */
-	if (buf) {
-		in = malloc(n < GPSU_FILL_CHUNK ? n : GPSU_FILL_CHUNK);
-		if (!in)
-			return ENOMEM;
-	}
-	pthread_rwlock_rdlock(&gpsu_user.allocs_lock);
-	for (at = off; at < end && !ret; at += part) {
+	for (at = off; at < end; at += part) {
 		pthread_mutex_t *l = gpsu_user_plock(ua, at / PAGE_SIZE);
 		/* the subscribers' replicas: the others hold nothing */
 		uint64_t subs = ua->subs ? ua->subs[at / ua->ps] : ~0ULL;
-		const char *src;
 
 		part = PAGE_SIZE - at % PAGE_SIZE;
 		if (part > end - at)
 			part = end - at;
-		/* a chunk ends on a small page's end: no part crosses it */
-		if (buf && at == from) {
-			start = at;
-			from = at / PAGE_SIZE * PAGE_SIZE + GPSU_FILL_CHUNK;
-			if (from > end)
-				from = end;
-			ret = gpsu_user_copy(in, (const char *)buf + (at - off),
-					     from - at);
-			if (ret)
-				break;
-		}
-		src = in ? in + (at - start) : NULL;
 		pthread_mutex_lock(l);
 		for (r = 0; r < ua->nrep; r++) {
 			char *dst = ua->back + (size_t)r * ua->len + at;
@@ -704,11 +681,10 @@ static int gpsu_user_fill(const struct gpsu_alloc *a, size_t off,
 
 			if (!(subs & (1ULL << r)))
 				continue;
-
 			if (src) {
-				memcpy(dst, src, part);
+				memcpy(dst, src + (at - off), part);
 				if (tw)
-					memcpy(tw, src, part);
+					memcpy(tw, src + (at - off), part);
 			} else {
 				memset(dst, value, part);
 				if (tw)
@@ -717,9 +693,78 @@ static int gpsu_user_fill(const struct gpsu_alloc *a, size_t off,
 		}
 		pthread_mutex_unlock(l);
 	}
+}
+
+/*
+ * A write or a set of [@off, @off + @n): the program's bytes (@buf) taken
+ * in first, checked (gpsu_user_copy()), where they go to more than one
+ * place; straight in where they go to one (conventional and managed
+ * memory: one copy, no twin).
+ */
+static int gpsu_user_fill(const struct gpsu_alloc *a, size_t off,
+			  const void *buf, int value, size_t n)
+{
+	struct gpsu_user_alloc *ua = a->engine;
+	size_t at, len;
+	char *in = NULL;
+	int ret = 0;
+
+	if (off > ua->len || n > ua->len - off)
+		return EINVAL;
+	if (buf && ua->nrep == 1 && !ua->twin)
+		return gpsu_user_copy(ua->back + off, buf, n);
+	if (buf) {
+		in = malloc(n < GPSU_FILL_CHUNK ? n : GPSU_FILL_CHUNK);
+		if (!in)
+			return ENOMEM;
+	}
+	pthread_rwlock_rdlock(&gpsu_user.allocs_lock);
+	for (at = off; at < off + n && !ret; at += len) {
+		len = off + n - at < GPSU_FILL_CHUNK ? off + n - at :
+						       GPSU_FILL_CHUNK;
+		if (buf)
+			ret = gpsu_user_copy(in, (const char *)buf + (at - off),
+					     len);
+		if (!ret)
+			gpsu_user_fill_in(ua, at, in, value, len);
+	}
 	pthread_rwlock_unlock(&gpsu_user.allocs_lock);
 	free(in);
 	return ret;
+}
+
+/*
+ * A copy from what @device sees of [@soff, @soff + @n) of @sa into every
+ * replica of @da: replica to replicas, no buffer between (the library's
+ * bounce is for engines that copy from plain memory only). Overlapping
+ * ranges of one allocation decline (ENOTSUP): the bounce gives them
+ * memmove()'s meaning.
+ */
+static int gpsu_user_copy_op(const struct gpsu_alloc *da, size_t doff,
+			     const struct gpsu_alloc *sa, size_t soff,
+			     size_t n, int device)
+{
+	struct gpsu_user_alloc *dua = da->engine, *sua = sa->engine;
+	size_t at, part;
+
+	if (doff > dua->len || n > dua->len - doff || soff > sua->len ||
+	    n > sua->len - soff || device < 0 || device >= gpsu_user.ndev)
+		return EINVAL;
+	if (dua == sua && doff < soff + n && soff < doff + n)
+		return ENOTSUP;
+	pthread_rwlock_rdlock(&gpsu_user.allocs_lock);
+	for (at = soff; at < soff + n; at += part) {
+		size_t g = at / sua->ps;
+		int r = sua->map ? *gpsu_user_mapp(sua, device, g) : device;
+
+		part = (g + 1) * sua->ps - at;
+		if (part > soff + n - at)
+			part = soff + n - at;
+		gpsu_user_fill_in(dua, doff + (at - soff),
+				  gpsu_user_replica(sua, r) + at, 0, part);
+	}
+	pthread_rwlock_unlock(&gpsu_user.allocs_lock);
+	return 0;
 }
 
 static int gpsu_user_write(const struct gpsu_alloc *a, size_t off,
@@ -755,6 +800,7 @@ const struct gpsu_engine_ops gpsu_engine_user = {
 	.free = gpsu_user_free,
 	.read = gpsu_user_read,
 	.write = gpsu_user_write,
+	.copy = gpsu_user_copy_op,
 	.memset = gpsu_user_memset,
 	.advise = gpsu_user_advise,
 	.query = gpsu_user_query,
