@@ -193,7 +193,11 @@ void gps_dirty_purge(struct gps_alloc *a)
 			struct gps_replica *r = gp->rep[d];
 			struct gps_dev *owner;
 
-			if (!r)
+			/*
+			 * Off every list: nothing lists it meanwhile (see
+			 * above), so it needs no lock to be passed over.
+			 */
+			if (!r || !READ_ONCE(r->on_dirty_list))
 				continue;
 			owner = &gps_devs[r->dev];
 			spin_lock(&owner->dirty_lock);

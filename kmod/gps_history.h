@@ -92,7 +92,7 @@ enum gps_hist_type {
 #define GPS_HF_WIDE	BIT(13)		/* wfault: captures its window */
 #define GPS_HF_KEEP	BIT(16)		/* diff: still dirty, twin kept */
 #define GPS_HF_NOTWIN	BIT(17)		/* diff: no twin, nothing to diff */
-#define GPS_HF_STILL	BIT(2)		/* push: receiver page not wmapped */
+#define GPS_HF_STILL	BIT(2)		/* push: blended, page not wmapped */
 #define GPS_HF_RTWIN	BIT(3)		/* push: receiver's twin written too */
 #define GPS_HF_FROMTWIN	BIT(4)		/* push: sent from the source's twin */
 

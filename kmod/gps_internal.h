@@ -65,7 +65,7 @@
  *    view may map it writable (page_mkwrite, a capture), and cleared by
  *    the harvester only once every view is write-protected, the page
  *    still locked: a page without it holds still but for the driver, and
- *    a push may write its words whole (gps_bytes_blend()).  Its written
+ *    a push may write its words whole (GPS_BYTES_BLEND).  Its written
  *    bit is set with it and never cleared: a page without one has held
  *    nothing but what the driver wrote under that lock, the same bytes
  *    as every other replica's twin (or page, without one) but for the

@@ -123,10 +123,11 @@ struct gps_pusher {
 
 /*
  * Receivers written in one pass (gps_bytes_push()), each page and twin
- * mapped meanwhile: with the source's, within the 16 local mappings a
- * task may nest where they take a slot.
+ * mapped meanwhile: with the source's, 13 local mappings, within the 15 a
+ * task may nest where they take a slot (CONFIG_DEBUG_KMAP_LOCAL_FORCE_MAP),
+ * one or two left for an interrupt's.
  */
-#define GPS_PUSH_BATCH	7
+#define GPS_PUSH_BATCH	6
 
 /* How receiver @r took a push, with the GPS_HF_ flags, for the history. */
 static unsigned int gps_push_flags(const struct gps_replica *r,

@@ -6,8 +6,9 @@
  * with $GPSU_DEVICES set), $GPSU_DEVICES devices (4 by default) sharing
  * the nodes' CPUs, each device a share of them (context.c pins).
  *
- * Memory: an allocation is one memfd holding a region per device (a
- * replica; one region for conventional and managed memory). Each
+ * Memory: an allocation is a range of the process's memfd holding a
+ * region per device (a replica; one region for conventional and managed
+ * memory). Each
  * device's view is a MAP_SHARED mapping of its replica, the host view a
  * second mapping of the home's; the engine keeps a mapping of every
  * region of its own (the back mapping, never handed out) through which
@@ -66,7 +67,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -76,7 +79,7 @@
 /* the pure core, after the library's headers: it defines min/max */
 #include "gps_bytes.h"
 
-/* Bytes of the process's memfd (gpsu_user.memfd), and of a range's step. */
+/* Bytes of the process's memfd at most (gpsu_user.memfd), a range's step. */
 #define GPSU_MEMFD_BYTES	(1ULL << 62)
 #define GPSU_MEMFD_ALIGN	(2ULL << 20)
 
@@ -190,17 +193,15 @@ static gpsError_t gpsu_user_open(struct gpsu_engine_info *info)
 	}
 	gpsu_user_budget_init();
 	gpsu_user.memfd = memfd_create("gpsu", MFD_CLOEXEC);
-	if (gpsu_user.memfd < 0 ||
-	    ftruncate(gpsu_user.memfd, (off_t)GPSU_MEMFD_BYTES)) {
+	if (gpsu_user.memfd < 0) {
 		fprintf(stderr, "libgpsu: native engine: memfd: %s\n",
 			strerror(errno));
-		if (gpsu_user.memfd >= 0)
-			close(gpsu_user.memfd);
-		gpsu_user.memfd = -1;
 		gpsu_capture_close();
 		return gpsErrorInitializationError;
 	}
+	pthread_mutex_init(&gpsu_user.memfd_lock, NULL);
 	gpsu_user.memfd_next = 0;
+	gpsu_user.memfd_size = 0;
 	/* holds a push in its page's lock: tests widen race windows */
 	gpsu_user.push_delay_us = (unsigned int)
 		gpsu_user_env("GPSU_TEST_PUSH_DELAY_US", 0);
@@ -268,8 +269,10 @@ static void gpsu_user_close(void)
 		pthread_mutex_destroy(&gpsu_user.dev[d].lock);
 	}
 	gpsu_user.ndev = 0;
-	if (gpsu_user.memfd >= 0)
+	if (gpsu_user.memfd >= 0) {
 		close(gpsu_user.memfd);
+		pthread_mutex_destroy(&gpsu_user.memfd_lock);
+	}
 	gpsu_user.memfd = -1;
 	gpsu_capture_close();
 }
@@ -321,11 +324,18 @@ static void gpsu_user_release(struct gpsu_user_alloc *ua)
 	for (g = 0; ua->subs && g < ua->ngp; g++)
 		gpsu_user_uncharge(ua, ua->subs[g]);
 
+	/*
+	 * The memfd keeps what no mapping shows any more: given back, and
+	 * the placement's policy of the range with it (a policy set by
+	 * mbind() lives in the file until it closes, a node of it each).
+	 */
+	if (ua->back && ua->placed)
+		(void)mbind(ua->back, (size_t)ua->nrep * ua->len, MPOL_DEFAULT,
+			    NULL, 0, 0);
 	if (ua->back)
 		munmap(ua->back, (size_t)ua->nrep * ua->len);
 	if (ua->twin)
 		munmap(ua->twin, (size_t)ua->nrep * ua->len);
-	/* the memfd keeps what no mapping shows any more: given back */
 	if (ua->base >= 0)
 		(void)fallocate(gpsu_user.memfd,
 				FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
@@ -399,22 +409,55 @@ static int gpsu_user_subs_init(struct gpsu_user_alloc *ua,
 	return 0;
 }
 
-/* The allocation's range of the memfd, and the engine's own mapping of it. */
+/*
+ * The allocation's range of the memfd, and the engine's own mapping of
+ * it. The file grows to the ranges handed out, within RLIMIT_FSIZE
+ * (past it the kernel would send SIGXFSZ), and a range is handed out
+ * only where it fits: a request too large fails alone, and gives back
+ * what it took if nothing came after it.
+ */
 static int gpsu_user_memfd(struct gpsu_user_alloc *ua)
 {
-	uint64_t size = (uint64_t)ua->nrep * ua->len, step, at;
+	uint64_t size, step, at;
+	struct rlimit fsize;
+	int ret = 0;
 	void *p;
 
+	if (ua->len > GPSU_MEMFD_BYTES / (uint64_t)ua->nrep)
+		return ENOMEM;
+	size = (uint64_t)ua->nrep * ua->len;
 	/* a 2 MiB step keeps a GPS page of 2 MiB on a huge page's bounds */
 	step = (size + GPSU_MEMFD_ALIGN - 1) & ~(GPSU_MEMFD_ALIGN - 1);
-	at = __atomic_fetch_add(&gpsu_user.memfd_next, step, __ATOMIC_RELAXED);
-	if (at > GPSU_MEMFD_BYTES - step)
-		return ENOMEM;
-	ua->base = (off_t)at;
+	pthread_mutex_lock(&gpsu_user.memfd_lock);
+	at = gpsu_user.memfd_next;
+	if (step > GPSU_MEMFD_BYTES - at)
+		ret = ENOMEM;
+	else if (at + step > gpsu_user.memfd_size &&
+		 !getrlimit(RLIMIT_FSIZE, &fsize) &&
+		 fsize.rlim_cur != RLIM_INFINITY && at + step > fsize.rlim_cur)
+		ret = EFBIG;
+	else if (at + step > gpsu_user.memfd_size &&
+		 ftruncate(gpsu_user.memfd, (off_t)(at + step)))
+		ret = errno;
+	if (!ret) {
+		if (at + step > gpsu_user.memfd_size)
+			gpsu_user.memfd_size = at + step;
+		gpsu_user.memfd_next = at + step;
+	}
+	pthread_mutex_unlock(&gpsu_user.memfd_lock);
+	if (ret)
+		return ret;
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 gpsu_user.memfd, ua->base);
-	if (p == MAP_FAILED)
-		return errno;
+		 gpsu_user.memfd, (off_t)at);
+	if (p == MAP_FAILED) {
+		ret = errno;
+		pthread_mutex_lock(&gpsu_user.memfd_lock);
+		if (gpsu_user.memfd_next == at + step)
+			gpsu_user.memfd_next = at;
+		pthread_mutex_unlock(&gpsu_user.memfd_lock);
+		return ret;
+	}
+	ua->base = (off_t)at;
 	ua->back = p;
 	return 0;
 }
@@ -444,6 +487,7 @@ static void gpsu_user_place(struct gpsu_user_alloc *ua)
 			continue;
 		memset(mask, 0, sizeof(mask));
 		mask[node / 64] |= 1UL << (node % 64);
+		ua->placed = true;
 		(void)mbind(ua->back + (size_t)r * ua->len, ua->len,
 			    MPOL_PREFERRED, mask, GPSU_MAX_DEVICES + 1, 0);
 	}
@@ -584,65 +628,151 @@ static int gpsu_user_free(struct gpsu_alloc *a)
 
 /* ---- data ----------------------------------------------------------- */
 
+/* Bytes one process_vm_readv() moves at most (the kernel's cap: 2 GiB). */
+#define GPSU_PVR_BYTES		(1UL << 30)
+
+static int gpsu_pvr_refused;
+static pthread_once_t gpsu_pvr_once = PTHREAD_ONCE_INIT;
+
+/*
+ * Whether process_vm_readv() may be used: where a seccomp filter is on
+ * (Seccomp: 2 in /proc/self/status), a child tries it first, since a
+ * filter may kill rather than refuse (systemd's SystemCallFilter without
+ * SystemCallErrorNumber sends SIGSYS).
+ */
+static void gpsu_pvr_probe(void)
+{
+	char line[128], byte = 0, got = 1;
+	struct iovec l = { &got, 1 }, r = { &byte, 1 };
+	int filtered = 0, st;
+	FILE *f = fopen("/proc/self/status", "r");
+	pid_t pid;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Seccomp:", 8))
+			filtered = atoi(line + 8) == 2;
+	if (f)
+		fclose(f);
+	if (!filtered)
+		return;
+	pid = fork();
+	if (pid == 0)
+		_exit(process_vm_readv(getpid(), &l, 1, &r, 1, 0) == 1 ? 0 : 1);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st))
+		gpsu_pvr_refused = 1;
+}
+
+/*
+ * process_vm_readv() of this process, from the remote @r into the local
+ * @l, @n bytes: the kernel checks both sides, so memory the
+ * program cannot reach is EFAULT, not a signal. -1 where the call is
+ * refused (then memcpy() serves). The calling thread's id, not the
+ * process's: once the main thread has exited, its pid names no memory.
+ */
+static int gpsu_pvr(struct iovec *l, struct iovec *r, size_t n)
+{
+	pid_t me = (pid_t)syscall(SYS_gettid);
+	ssize_t got;
+
+	pthread_once(&gpsu_pvr_once, gpsu_pvr_probe);
+	if (__atomic_load_n(&gpsu_pvr_refused, __ATOMIC_RELAXED))
+		return -1;
+	got = process_vm_readv(me, l, 1, r, 1, 0);
+	if (got == (ssize_t)n)
+		return 0;
+	/* a part: it stopped at a page it could not reach */
+	if (got >= 0 || errno == EFAULT)
+		return EFAULT;
+	if (errno != EPERM && errno != ENOSYS)
+		return errno;
+	__atomic_store_n(&gpsu_pvr_refused, 1, __ATOMIC_RELAXED);
+	return -1;
+}
+
 /*
  * @n bytes from @src to @dst, one of them the program's buffer of a copy:
  * a buffer the program cannot read (or write) there is EFAULT, not a
  * signal, as with the driver, whose copies take the bytes with
- * copy_from_user() and copy_to_user(). process_vm_readv() of this very
- * process has the kernel check both sides. Where a filter refuses the
- * call (Docker's default seccomp profile asks CAP_SYS_PTRACE for it),
+ * copy_from_user() and copy_to_user(). Where the call is refused
+ * (Docker's default seccomp profile asks CAP_SYS_PTRACE for it),
  * memcpy(), as before.
  */
 static int gpsu_user_copy(void *dst, const void *src, size_t n)
 {
-	static int refused;
-	struct iovec l = { dst, n }, r = { (void *)src, n };
-	ssize_t got;
+	size_t done, len;
+	int ret;
 
-	if (!n)
-		return 0;
-	if (!__atomic_load_n(&refused, __ATOMIC_RELAXED)) {
-		got = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
-		if (got == (ssize_t)n)
+	for (done = 0; done < n; done += len) {
+		struct iovec l, r;
+
+		len = n - done < GPSU_PVR_BYTES ? n - done : GPSU_PVR_BYTES;
+		l = (struct iovec){ (char *)dst + done, len };
+		r = (struct iovec){ (char *)src + done, len };
+		ret = gpsu_pvr(&l, &r, len);
+		if (ret < 0) {
+			memcpy((char *)dst + done, (const char *)src + done,
+			       n - done);
 			return 0;
-		/* a part: it stopped at a page it could not reach */
-		if (got >= 0 || errno == EFAULT)
-			return EFAULT;
-		if (errno != EPERM && errno != ENOSYS)
-			return errno;
-		__atomic_store_n(&refused, 1, __ATOMIC_RELAXED);
+		}
+		if (ret)
+			return ret;
 	}
-	memcpy(dst, src, n);
 	return 0;
 }
 
 /* What @device sees: its replica, or the subscriber's its view maps. */
+/*
+ * @n bytes at @at of the memfd into or from the program's @buf: the
+ * kernel's copy_to_user() or copy_from_user(), so memory the program
+ * cannot reach is EFAULT, not a signal, with no page pinned (the page
+ * cache is the replicas' memory).
+ */
+static int gpsu_user_rw(bool write, void *buf, off_t at, size_t n)
+{
+	size_t done;
+	ssize_t got;
+
+	for (done = 0; done < n; done += (size_t)got) {
+		got = write ? pwrite(gpsu_user.memfd, (char *)buf + done,
+				     n - done, at + (off_t)done) :
+			      pread(gpsu_user.memfd, (char *)buf + done,
+				    n - done, at + (off_t)done);
+		if (got < 0 && errno == EINTR)
+			got = 0;
+		else if (got <= 0)
+			return got < 0 ? errno : EIO;
+	}
+	return 0;
+}
+
 static int gpsu_user_read(const struct gpsu_alloc *a, size_t off, void *buf,
 			  size_t n, int device)
 {
 	const struct gpsu_user_alloc *ua = a->engine;
 	size_t at, end = off + n, part;
-	int ret = 0;
+	int ret = 0, r;
 
 	if (off > ua->len || n > ua->len - off)
 		return EINVAL;
 	if (device < 0 || device >= gpsu_user.ndev)
 		return EINVAL;
 	if (!ua->map)
-		return gpsu_user_copy(buf, gpsu_user_replica(ua, device) + off,
-				      n);
+		return gpsu_user_rw(false, buf, ua->base +
+				    (off_t)((size_t)(ua->nrep > 1 ? device : 0) *
+					    ua->len + off), n);
 	pthread_rwlock_rdlock(&gpsu_user.allocs_lock);
+	/* a run of GPS pages the view maps on one replica: one read */
 	for (at = off; at < end && !ret; at += part) {
-		size_t g = at / ua->ps;
-
-		part = (g + 1) * ua->ps - at;
+		r = *gpsu_user_mapp(ua, device, at / ua->ps);
+		for (part = 0; at + part < end &&
+		     *gpsu_user_mapp(ua, device, (at + part) / ua->ps) == r; )
+			part += ((at + part) / ua->ps + 1) * ua->ps - (at + part);
 		if (part > end - at)
 			part = end - at;
-		ret = gpsu_user_copy((char *)buf + (at - off),
-				     gpsu_user_replica(ua,
-						       *gpsu_user_mapp(ua, device,
-								       g)) +
-				     at, part);
+		ret = gpsu_user_rw(false, (char *)buf + (at - off),
+				   ua->base + (off_t)((size_t)r * ua->len + at),
+				   part);
 	}
 	pthread_rwlock_unlock(&gpsu_user.allocs_lock);
 	return ret;
@@ -712,7 +842,7 @@ static int gpsu_user_fill(const struct gpsu_alloc *a, size_t off,
 	if (off > ua->len || n > ua->len - off)
 		return EINVAL;
 	if (buf && ua->nrep == 1 && !ua->twin)
-		return gpsu_user_copy(ua->back + off, buf, n);
+		return gpsu_user_rw(true, (void *)buf, ua->base + (off_t)off, n);
 	if (buf) {
 		in = malloc(n < GPSU_FILL_CHUNK ? n : GPSU_FILL_CHUNK);
 		if (!in)

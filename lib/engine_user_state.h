@@ -60,6 +60,7 @@ struct gpsu_user_alloc {
 	struct gpsu_alloc *a;
 	struct gpsu_user_alloc *next;	/* gpsu_user.allocs */
 	off_t base;			/* its replicas in gpsu_user.memfd */
+	bool placed;			/* mbind() gave the range a policy */
 	int nrep;			/* replicas: ndev (GPS), else 1 */
 	size_t len;			/* bytes of a replica (map_size) */
 	char *back;			/* every replica, nrep * len */
@@ -104,13 +105,15 @@ struct gpsu_user_state {
 	int ndev;
 	/*
 	 * Every allocation's replicas, each at its own range, never used
-	 * again once freed (the file is sparse and 2^62 bytes long): one
+	 * again once freed (the file is sparse, up to 2^62 bytes): one
 	 * descriptor for the process, however many allocations it makes
 	 * (a memfd each held one, and at ulimit -n 1024 the 1,018th
-	 * failed). @memfd_next: bytes handed out, atomic.
+	 * failed). The file grows as ranges are handed out.
 	 */
 	int memfd;
-	uint64_t memfd_next;
+	pthread_mutex_t memfd_lock;	/* the two below */
+	uint64_t memfd_next;		/* bytes handed out */
+	uint64_t memfd_size;		/* the file's size */
 	unsigned int push_delay_us;	/* $GPSU_TEST_PUSH_DELAY_US: tests */
 	unsigned int change_delay_us;	/* $GPSU_TEST_CHANGE_DELAY_US */
 	struct gpsu_user_dev dev[GPSU_MAX_DEVICES];

@@ -2876,4 +2876,91 @@ TEST(waiting_calls_inside_a_kernel)
 	ASSERT_EQ(gpsSuccess, gpsFree(p));
 }
 
+/* Copies from a thread left alone: 0 each (the child's exit status). */
+static void *leader_gone(void *arg)
+{
+	unsigned char buf[64], back[64];
+	unsigned char *p = arg;
+	int bad = 0;
+
+	usleep(100000);			/* the main thread is gone by now */
+	memset(buf, 0x3c, sizeof(buf));
+	bad |= gpsMemcpy(p, buf, sizeof(buf), gpsMemcpyHostToDevice) !=
+	       gpsSuccess;
+	memset(back, 0, sizeof(back));
+	bad |= gpsMemcpy(back, p, sizeof(back), gpsMemcpyDeviceToHost) !=
+	       gpsSuccess;
+	bad |= memcmp(buf, back, sizeof(buf)) != 0;
+	exit(bad);
+}
+
+/*
+ * Copies work in a program whose main thread has exited
+ * (pthread_exit()): an engine that named the process's first thread
+ * for its copies found no memory there and failed each one.
+ */
+TEST(copies_after_the_main_thread_exits)
+{
+	pthread_t t;
+	void *p;
+	int ndev;
+
+	T_CONTRACT_DEVICES(ndev, 1);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS(&p, 1 << 16, 0));
+	ASSERT_EQ(0, pthread_create(&t, NULL, leader_gone, p));
+	pthread_exit(NULL);		/* the test's result is leader_gone's */
+}
+
+/*
+ * An allocation too large for the machine fails alone: every later one,
+ * small, is made and holds its bytes.
+ */
+TEST(a_failed_huge_allocation_leaves_room)
+{
+	unsigned char want[4096];
+	void *big = NULL, *p;
+	int ndev, i;
+
+	T_CONTRACT_DEVICES(ndev, 1);
+	for (i = 0; i < 3; i++)
+		ASSERT_NE(gpsSuccess, gpsMallocGPS(&big, 1ULL << 60, 0));
+	(void)gpsGetLastError();
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS(&p, sizeof(want), 0));
+	memset(want, 0x6d, sizeof(want));
+	ASSERT_EQ(gpsSuccess, gpsMemcpy(p, want, sizeof(want),
+					gpsMemcpyHostToDevice));
+	ASSERT_VIEWS(ndev, p, want, sizeof(want));
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+	ASSERT_EQ(gpsSuccess, gpsMalloc(&p, sizeof(want)));
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
+/*
+ * A file-size limit (ulimit -f) does not kill the program (SIGXFSZ): an
+ * allocation past it fails with an error, one within it is made (the
+ * native engine keeps replicas in a memfd, the driver does not).
+ */
+TEST(a_file_size_limit_fails_allocations_not_the_program)
+{
+	struct rlimit fsize = { 64 << 20, 64 << 20 };
+	gpsEngine eng;
+	const char *name;
+	void *big, *p;
+	gpsError_t e;
+	int ndev;
+
+	ASSERT_EQ(0, setrlimit(RLIMIT_FSIZE, &fsize));
+	T_CONTRACT_DEVICES(ndev, 1);
+	ASSERT_EQ(gpsSuccess, gpsGetEngine(&eng, &name));
+	e = gpsMallocGPS(&big, 256 << 20, 0);
+	if (eng == gpsEngineNative || e != gpsSuccess)
+		ASSERT_EQ(gpsErrorMemoryAllocation, e);
+	if (e == gpsSuccess)
+		ASSERT_EQ(gpsSuccess, gpsFree(big));
+	(void)gpsGetLastError();
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS(&p, 1 << 20, 0));
+	ASSERT_EQ(gpsSuccess, gpsMemset(p, 0x21, 1 << 20));
+	ASSERT_EQ(gpsSuccess, gpsFree(p));
+}
+
 TEST_HARNESS_MAIN
