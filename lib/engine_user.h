@@ -79,6 +79,9 @@ int gpsu_capture_arm(void *addr, size_t len);
 int gpsu_capture_harvest(void *addr, size_t len,
 			 void (*fn)(void *ctx, size_t page), void *ctx,
 			 uint64_t *scan_ns);
+/* As gpsu_capture_harvest(), but protects nothing: the pages only. */
+int gpsu_capture_written(void *addr, size_t len,
+			 void (*fn)(void *ctx, size_t page), void *ctx);
 
 /* ---- access faults (engine_user_fault.c) ---------------------------- */
 

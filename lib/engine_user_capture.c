@@ -283,9 +283,10 @@ static uint64_t gpsu_capture_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-int gpsu_capture_harvest(void *addr, size_t len,
-			 void (*fn)(void *ctx, size_t page), void *ctx,
-			 uint64_t *scan_ns)
+/* The walks of gpsu_capture_harvest() (@flags its) and _written() (0). */
+static int gpsu_capture_scan(void *addr, size_t len,
+			     void (*fn)(void *ctx, size_t page), void *ctx,
+			     uint64_t *scan_ns, uint64_t flags)
 {
 	uint64_t t0 = 0;
 	struct page_region vec[GPSU_SCAN_VEC];
@@ -296,7 +297,7 @@ int gpsu_capture_harvest(void *addr, size_t len,
 	while (start < end) {
 		memset(&arg, 0, sizeof(arg));
 		arg.size = sizeof(arg);
-		arg.flags = PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC;
+		arg.flags = flags;
 		arg.start = start;
 		arg.end = end;
 		arg.vec = (uintptr_t)vec;
@@ -327,4 +328,18 @@ int gpsu_capture_harvest(void *addr, size_t len,
 		start = arg.walk_end;
 	}
 	return 0;
+}
+
+int gpsu_capture_harvest(void *addr, size_t len,
+			 void (*fn)(void *ctx, size_t page), void *ctx,
+			 uint64_t *scan_ns)
+{
+	return gpsu_capture_scan(addr, len, fn, ctx, scan_ns,
+				 PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC);
+}
+
+int gpsu_capture_written(void *addr, size_t len,
+			 void (*fn)(void *ctx, size_t page), void *ctx)
+{
+	return gpsu_capture_scan(addr, len, fn, ctx, NULL, 0);
 }

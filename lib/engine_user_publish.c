@@ -509,10 +509,13 @@ int gpsu_user_fence(int device)
  * other subscribers at once. The stores of every view that maps those
  * replicas, whether or not capture saw them, so nothing pending is left
  * when replicas are added or dropped (the driver's gps_quiesce); @h is
- * scratch. allocs_lock held for writing.
+ * scratch. With @wr, a page no view wrote since a harvest protected it
+ * is passed over: it holds what its twin holds (pushes write both).
+ * allocs_lock held for writing.
  */
 void gpsu_user_settle(struct gpsu_user_alloc *ua, size_t g,
-			     uint64_t mask, struct gpsu_harvest *h)
+		      uint64_t mask, struct gpsu_harvest *h,
+		      const struct gpsu_written *wr)
 {
 	size_t p, first = g * ua->ps / PAGE_SIZE;
 	size_t last = first + ua->ps / PAGE_SIZE;
@@ -534,7 +537,11 @@ void gpsu_user_settle(struct gpsu_user_alloc *ua, size_t g,
 				.mask = h->df.mask, .lo = 0, .hi = PAGE_SIZE,
 				.early = true,
 			};
+			size_t b = wr ? (size_t)r * wr->np + (p - wr->p0) : 0;
 
+			if (wr && !(wr->bits[b / BITS_PER_LONG] &
+				    (1UL << (b % BITS_PER_LONG))))
+				continue;
 			pthread_mutex_lock(l);
 			n = gps_diff_page(&h->df, ua->back + at, ua->twin + at,
 					  gpsu_user.dev[r].block_size, true);

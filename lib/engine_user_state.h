@@ -224,8 +224,18 @@ int gpsu_user_queues_reconfigure(unsigned int capacity,
 void gpsu_user_link_reset(void);
 /* Every pending store of GPS page @g of the replicas of @mask published,
  * @h scratch; allocs_lock held for writing. */
+/*
+ * The small pages of a change's range some view wrote since a harvest
+ * last protected them, a bit per (replica, page): replica r's page p0 + i
+ * is bit r * np + i (gpsu_user_settle()).
+ */
+struct gpsu_written {
+	unsigned long *bits;
+	size_t p0, np;
+};
+
 void gpsu_user_settle(struct gpsu_user_alloc *ua, size_t g, uint64_t mask,
-		      struct gpsu_harvest *h);
+		      struct gpsu_harvest *h, const struct gpsu_written *wr);
 
 /* ---- engine_user_subs.c ---------------------------------------------- */
 

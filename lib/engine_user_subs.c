@@ -125,6 +125,7 @@ static struct {
 	bool view[GPSU_MAX_DEVICES + 1];
 	sigset_t mask;
 	struct gpsu_harvest *h;		/* the settles' scratch */
+	struct gpsu_written wr;		/* pages written, or no bits: all */
 } gpsu_change;
 
 /*
@@ -286,7 +287,9 @@ static int gpsu_user_resub(struct gpsu_user_alloc *ua, size_t g,
 	 * a lone replica is behind, and new replicas start from it.
 	 */
 	if (want != old || (old & (old - 1)))
-		gpsu_user_settle(ua, g, old, gpsu_change.h);
+		gpsu_user_settle(ua, g, old, gpsu_change.h,
+				 want == old && gpsu_change.wr.bits ?
+				 &gpsu_change.wr : NULL);
 	if (want == old)
 		return 0;
 	if (gpsu_user.change_delay_us)
@@ -352,6 +355,56 @@ static int gpsu_user_resub(struct gpsu_user_alloc *ua, size_t g,
 	return ret;
 }
 
+/* A written page of view ctx->v (gpsu_capture_written()'s callback). */
+struct gpsu_written_scan {
+	struct gpsu_user_alloc *ua;
+	int v;
+};
+
+static void gpsu_user_written_page(void *ctx, size_t page)
+{
+	struct gpsu_written_scan *sc = ctx;
+	struct gpsu_user_alloc *ua = sc->ua;
+	size_t p = gpsu_change.wr.p0 + page;
+	int r = *gpsu_user_mapp(ua, sc->v, p * PAGE_SIZE / ua->ps);
+	size_t b = (size_t)r * gpsu_change.wr.np + page;
+
+	gpsu_change.wr.bits[b / BITS_PER_LONG] |= 1UL << (b % BITS_PER_LONG);
+}
+
+/*
+ * The pages of GPS pages [@first, @last) that some view wrote since a
+ * harvest last protected them (PAGEMAP_SCAN, nothing protected), for
+ * the settles of the pages a change leaves as they are: they hold what
+ * their twins hold elsewhere. Harvests, which protect, cannot run (the
+ * caller holds allocs_lock for writing); a store made meanwhile may or
+ * may not be seen, as any store made while a change runs. Without
+ * memory, or where a scan fails, no bits: every page is diffed.
+ */
+static void gpsu_user_written_scan(struct gpsu_user_alloc *ua, size_t first,
+				   size_t last)
+{
+	struct gpsu_written *wr = &gpsu_change.wr;
+	struct gpsu_written_scan sc = { ua, 0 };
+	size_t n;
+
+	wr->p0 = first * ua->ps / PAGE_SIZE;
+	wr->np = (last - first) * ua->ps / PAGE_SIZE;
+	n = (size_t)ua->nrep * wr->np;
+	wr->bits = calloc((n + BITS_PER_LONG - 1) / BITS_PER_LONG,
+			  sizeof(long));
+	for (sc.v = 0; wr->bits && sc.v <= gpsu_user.ndev; sc.v++) {
+		char *view = gpsu_user_view(ua, sc.v);
+
+		if (view && gpsu_capture_written(view + first * ua->ps,
+						 (last - first) * ua->ps,
+						 gpsu_user_written_page, &sc)) {
+			free(wr->bits);
+			wr->bits = NULL;
+		}
+	}
+}
+
 int gpsu_user_advise(const struct gpsu_alloc *a, size_t off,
 			    size_t len, enum gpsu_advice advice, int device)
 {
@@ -395,6 +448,9 @@ int gpsu_user_advise(const struct gpsu_alloc *a, size_t off,
 			break;
 		}
 	}
+	/* before the hold: nothing allocates while it holds */
+	if (!ret)
+		gpsu_user_written_scan(ua, first, last);
 	if (!ret) {
 		held = gpsu_user_change_begin(ua, first, last, want);
 		if (held > 0)
@@ -419,6 +475,8 @@ int gpsu_user_advise(const struct gpsu_alloc *a, size_t off,
 	} else if (held < 0) {
 		gpsu_user_change_free();
 	}
+	free(gpsu_change.wr.bits);
+	gpsu_change.wr.bits = NULL;
 	pthread_rwlock_unlock(&gpsu_user.allocs_lock);
 	free(want);
 	return ret;
