@@ -52,11 +52,13 @@
 #                   driver and the uapi header, make docs: a warning fails
 #
 # Variables: SERIES (kernel series, default "6.1 6.12"), NODES (node counts
-# for check, default "2 4"; NODES_6.1 for 6.1, default "2"), MULTI_GUESTS (check's more guests,
-# SERIES/NODES or SERIES/NODESxCPUS, default "6.12/1 6.12/2x2 6.1/4x2"),
-# DEBUG_GUESTS (check's guests of the debug kernel, default "debug/2x2":
-# the debug kernel runs the suite about 3x slower),
-# PERF_GUESTS (check's guests that carry perf, default "6.12/2"),
+# for check, default "4"; NODES_6.1 for 6.1, default none), MULTI_GUESTS
+# (check's more guests, SERIES/NODES or SERIES/NODESxCPUS, default "6.12/1
+# 6.12/2x2 6.1/4x2"), DEBUG_GUESTS (check's guests of the debug kernel,
+# default "debug/2x2": the debug kernel runs the suite about 3x slower),
+# PERF_GUESTS (check's guests that carry perf, default "6.12/2x2"),
+# KMOD_ONLY_GUESTS (check's guests that run tests/kmod only, default
+# "6.12/1 debug/2x2"),
 # GPS_DEBUG=1 (build with CONFIG_GPS_DEBUG),
 # VM_TIMEOUT (seconds per VM), NO_DEPS=1; for check-debug DEBUG_NODES
 # (default "2 4") and DEBUG_VM_TIMEOUT; for figures FIGURES_SERIES (default
@@ -64,10 +66,10 @@
 # FIGURES_QUICK=1, FIGURES_TIMEOUT (seconds per guest).
 
 SERIES ?= 6.1 6.12
-NODES ?= 2 4
-# a series' own node counts, where they differ from NODES: 6.1 at 4
-# nodes runs as 6.1/4x2 (MULTI_GUESTS), which keeps CI under 45 minutes
-NODES_6.1 ?= 2
+NODES ?= 4
+# a series' own node counts, where they differ from NODES: 6.1 runs only
+# as 6.1/4x2 (MULTI_GUESTS), which keeps CI under 45 minutes
+NODES_6.1 ?=
 # make check's more guests: one node (6.12), several vCPUs per node
 MULTI_GUESTS ?= 6.12/1 6.12/2x2 6.1/4x2
 # make check's guests of the debug kernel: two nodes of two vCPUs, the
@@ -75,7 +77,10 @@ MULTI_GUESTS ?= 6.12/1 6.12/2x2 6.1/4x2
 DEBUG_GUESTS ?= debug/2x2
 # make check's guests that carry perf (tests/kmod/trace records through
 # it): SERIES/NODES or SERIES/NODESxCPUS
-PERF_GUESTS ?= 6.12/2
+PERF_GUESTS ?= 6.12/2x2
+# make check's guests that run the driver's tests only, not the library's
+# (these run against gps.ko in the other guests, and natively on the host)
+KMOD_ONLY_GUESTS ?= 6.12/1 debug/2x2
 VM_TIMEOUT ?= 900
 # guests booted at the same time by make check (1: consoles streamed)
 JOBS ?= 1
@@ -83,7 +88,7 @@ DEBUG_NODES ?= 2 4
 DEBUG_KERNEL ?= 1
 CHECK_SERIES := $(SERIES)
 # each series at its node counts (NODES_<series>, else NODES)
-CHECK_BASE := $(foreach s,$(CHECK_SERIES),$(foreach n,$(or $(NODES_$(s)),$(NODES)),$(s)/$(n)))
+CHECK_BASE := $(foreach s,$(CHECK_SERIES),$(foreach n,$(if $(filter undefined,$(origin NODES_$(s))),$(NODES),$(NODES_$(s))),$(s)/$(n)))
 # the MULTI_GUESTS of the series being checked, then the debug guests
 CHECK_MULTI := $(foreach g,$(MULTI_GUESTS),$(if $(filter $(firstword $(subst /, ,$(g))),$(CHECK_SERIES)),$(g))) \
 	$(if $(filter 1,$(DEBUG_KERNEL)),$(DEBUG_GUESTS))
@@ -208,7 +213,7 @@ ifeq ($(DEBUG_KERNEL),1)
 	$(MAKE) module-debug
 endif
 	tests/run-check.sh -s "$(CHECK_SERIES)" -n "" -g "$(CHECK_BASE) $(CHECK_MULTI)" \
-		-P "$(PERF_GUESTS)" -t $(VM_TIMEOUT) -j $(JOBS)
+		-P "$(PERF_GUESTS)" -k "$(KMOD_ONLY_GUESTS)" -t $(VM_TIMEOUT) -j $(JOBS)
 
 check-debug: FORCE
 	$(DEPS)

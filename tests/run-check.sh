@@ -4,7 +4,8 @@
 # run-check.sh: every test of gps, what `make check` runs after building.
 #
 #   tests/run-check.sh [-s "6.1 6.12"] [-n "1 2 4"] [-g "6.12/2x2 6.1/4x2"]
-#                      [-P "6.12/2"] [-t SECS] [-j JOBS] [-U] [-E] [-D] [-V]
+#                      [-P "6.12/2"] [-k "6.12/1"] [-t SECS] [-j JOBS]
+#                      [-U] [-E] [-D] [-V]
 #
 #   -s SERIES   kernel series to boot (default: "6.1 6.12")
 #   -n NODES    guests to boot each series with: N (N nodes of one vCPU)
@@ -16,6 +17,10 @@
 #               tests/kmod/trace records through it: SERIES/N or
 #               SERIES/NxC among the guests above (default: none; make
 #               check: PERF_GUESTS, "6.12/2")
+#   -k GUESTS   guests that run the driver's tests only (build/tests/kmod/*),
+#               not the library's: SERIES/N or SERIES/NxC among the guests
+#               above (default: none; make check: KMOD_ONLY_GUESTS,
+#               "6.12/1 debug/2x2")
 #   -t SECS     timeout of one VM (default: 900)
 #   -j JOBS     guests run at the same time (default: 1, consoles streamed;
 #               more: consoles only in the logs, failures printed at the end)
@@ -51,6 +56,7 @@ series="6.1 6.12"
 nodes="1 2 4"
 extra=
 perf_guests=
+kmod_only=
 timeout=900
 unit=1
 native=1
@@ -58,12 +64,13 @@ dkms=1
 vm=1
 jobs=1
 
-while getopts "s:n:g:P:t:j:UEDV" opt; do
+while getopts "s:n:g:P:k:t:j:UEDV" opt; do
 	case $opt in
 	s) series=$OPTARG ;;
 	n) nodes=$OPTARG ;;
 	g) extra=$OPTARG ;;
 	P) perf_guests=$OPTARG ;;
+	k) kmod_only=$OPTARG ;;
 	t) timeout=$OPTARG ;;
 	j) jobs=$OPTARG ;;
 	U) unit=0 ;;
@@ -248,23 +255,37 @@ describe() {
 # both in the trace test as it switched tracepoints.
 qemu_defect='(Oops: )?int3: [0-9a-f]{4} \[#[0-9]+\]|^GPS-VM-WEDGE: emulator'
 
+# is_guest SERIES/N[xC] SERIES NODES CPUS: whether the name is this guest
+is_guest() {
+	if [ "$4" = 1 ]; then
+		[ "$1" = "$2/$3" ]
+	else
+		[ "$1" = "$2/${3}x$4" ]
+	fi
+}
+
 # vm_run SERIES NODES CPUS NAME QUIET: one guest running every VM test; its
 # console log in $logs/vm-SERIES-NAME.log, status and seconds in .rc
 vm_run() {
 	local s=$1 n=$2 c=$3 name=$4 q=$5 log=$logs/vm-$1-$4.log t0 rc=0
 	local opts=(-B -N -k "$s" -n "$n" -c "$c" -t "$timeout" -o "$log") g
+	local run=("${bins[@]}")
 	[ "$q" = 0 ] || opts+=(-q)
 	for g in $perf_guests; do
-		if [ "$g" = "$s/$n" ] && [ "$c" = 1 ] ||
-		   [ "$g" = "$s/${n}x$c" ]; then
+		if is_guest "$g" "$s" "$n" "$c"; then
 			opts+=(-a "$perf")
+		fi
+	done
+	for g in $kmod_only; do
+		if is_guest "$g" "$s" "$n" "$c"; then
+			run=("${kmod_bins[@]}")
 		fi
 	done
 	t0=$(date +%s)
 	boot() {
 		rc=0
 		"$top/tools/gps-vm" "${opts[@]}" -- tests/runtests.sh -K \
-			-m kmod/gps.ko -p "$s/$name" "${bins[@]}" || rc=$?
+			-m kmod/gps.ko -p "$s/$name" "${run[@]}" || rc=$?
 	}
 	boot
 	# Two failures that are qemu's, not the driver's: the guest is
@@ -323,6 +344,10 @@ if [ "$vm" = 1 ]; then
 	mapfile -t bins < <(find "$build/tests/kmod" "$build/tests/lib" \
 		-maxdepth 1 -type f -perm -u+x 2>/dev/null | sort |
 		sed "s|^$build/|$grel/|")
+	kmod_bins=()
+	for b in "${bins[@]}"; do
+		[[ $b != */tests/kmod/* ]] || kmod_bins+=("$b")
+	done
 	if [ "$jobs" -le 1 ]; then
 		for g in "${guests[@]}"; do
 			read -r s n c name <<<"$g"
