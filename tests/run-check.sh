@@ -17,10 +17,10 @@
 #               tests/kmod/trace records through it: SERIES/N or
 #               SERIES/NxC among the guests above (default: none; make
 #               check: PERF_GUESTS, "6.12/2")
-#   -k GUESTS   guests that run the driver's tests only (build/tests/kmod/*),
-#               not the library's: SERIES/N or SERIES/NxC among the guests
-#               above (default: none; make check: KMOD_ONLY_GUESTS,
-#               "6.12/1 debug/2x2")
+#   -k GUESTS   guests that run the driver's tests (build/tests/kmod/*)
+#               and of the library's the torture test only: SERIES/N or
+#               SERIES/NxC among the guests above (default: none; make
+#               check: KMOD_ONLY_GUESTS, "6.12/1 6.1/4x2 debug/2x2")
 #   -t SECS     timeout of one VM (default: 900)
 #   -j JOBS     guests run at the same time (default: 1, consoles streamed;
 #               more: consoles only in the logs, failures printed at the end)
@@ -346,7 +346,8 @@ if [ "$vm" = 1 ]; then
 		sed "s|^$build/|$grel/|")
 	kmod_bins=()
 	for b in "${bins[@]}"; do
-		[[ $b != */tests/kmod/* ]] || kmod_bins+=("$b")
+		[[ $b != */tests/kmod/* && $b != */tests/lib/torture ]] ||
+			kmod_bins+=("$b")
 	done
 	if [ "$jobs" -le 1 ]; then
 		for g in "${guests[@]}"; do
