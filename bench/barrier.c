@@ -89,19 +89,6 @@ static void plain_chunk(void *p)
 	}
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static struct plain P;
 static int workers;
 
@@ -311,13 +298,13 @@ int main(int argc, char **argv)
 		if (nofib && variants[v].fiber)
 			continue;
 		memcpy(col, &tk[v * rounds], rounds * sizeof(*col));
-		k_ms = median(col, rounds) * 1e3;
+		k_ms = bench_median(col, rounds) * 1e3;
 		k_min = col[0] * 1e3;
 		memcpy(col, &tp[v * rounds], rounds * sizeof(*col));
-		p_ms = median(col, rounds) * 1e3;
+		p_ms = bench_median(col, rounds) * 1e3;
 		p_min = col[0] * 1e3;
 		memcpy(col, &ratio[v * rounds], rounds * sizeof(*col));
-		rt = median(col, rounds);
+		rt = bench_median(col, rounds);
 		printf("barrier: %s_ms=%.3f plain_ms=%.3f %s_ratio=%.2f (median of %d pairs; ratios %.2f to %.2f) %s_min_ratio=%.2f (fastest runs: %.3f / %.3f ms)\n",
 		       variants[v].name, k_ms, p_ms, variants[v].name, rt,
 		       rounds, col[0], col[rounds - 1], variants[v].name,
@@ -335,13 +322,13 @@ int main(int argc, char **argv)
 		(void)sink;
 		col[r] = bench_now() - ts;
 	}
-	host_ms = median(col, rounds) * 1e3;
+	host_ms = bench_median(col, rounds) * 1e3;
 	printf("barrier: reduce_host_loop_ms=%.3f (one CPU, median of %d)\n",
 	       host_ms, rounds);
 	for (r = 0; r < rounds; r++)
 		col[r] = switch_ns();
 	printf("barrier: fiber_switch_ns=%.1f (median of %d; block %u, 200 barriers)\n",
-	       median(col, rounds), rounds, BS);
+	       bench_median(col, rounds), rounds, BS);
 	if (bad)
 		fprintf(stderr, "barrier: a kernel's result differs from the plain loop's\n");
 	return bad;

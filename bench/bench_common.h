@@ -59,6 +59,20 @@ static inline void bench_sleep(double secs)
 		;
 }
 
+static inline int bench_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* the median of @n samples at @v, which it sorts */
+static inline double bench_median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), bench_cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 static inline void *bench_xmalloc(size_t n)
 {
 	void *p = calloc(1, n ? n : 1);

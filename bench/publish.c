@@ -105,13 +105,6 @@ static double run(int dev, struct job *j, unsigned int blocks)
 	return bench_now() - t;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 struct stat3 {
 	double med, min, max;
 };
@@ -122,8 +115,7 @@ static struct stat3 stat3(const double *v, int n)
 	struct stat3 r;
 
 	memcpy(s, v, n * sizeof(*s));
-	qsort(s, (size_t)n, sizeof(*s), cmp_double);
-	r.med = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	r.med = bench_median(s, n);	/* sorts the copy */
 	r.min = s[0];
 	r.max = s[n - 1];
 	free(s);

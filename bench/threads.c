@@ -156,19 +156,6 @@ static void one(void *p)
 
 #define NV 8
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* seconds of one run of variant @v */
 static double timed(struct ctx *c, int v)
 {
@@ -266,7 +253,7 @@ int main(int argc, char **argv)
 		for (v = 0; v < NV; v++) {
 			memcpy(col, &ratio[v * nr + k * runs],
 			       runs * sizeof(*col));
-			repm[v * reps + k] = median(col, runs);
+			repm[v * reps + k] = bench_median(col, runs);
 			if (v != 1)
 				printf(" %s_ratio=%.2f", names[v],
 				       repm[v * reps + k]);
@@ -286,11 +273,11 @@ int main(int argc, char **argv)
 		double ms, rt, lo, hi;
 
 		memcpy(col, &t[v * nr], nr * sizeof(*col));
-		ms = median(col, nr);
+		ms = bench_median(col, nr);
 		memcpy(col, &ratio[v * nr], nr * sizeof(*col));
-		rt = median(col, nr);
+		rt = bench_median(col, nr);
 		memcpy(col, &repm[v * reps], reps * sizeof(*col));
-		(void)median(col, reps);
+		(void)bench_median(col, reps);
 		lo = col[0];
 		hi = col[reps - 1];
 		printf("threads: %s_ms=%.3f %s_ns_per_elem=%.3f %s_ratio=%.2f (median of %d rounds; repetitions from %.2f to %.2f)\n",
@@ -298,7 +285,7 @@ int main(int argc, char **argv)
 		       rt, nr, lo, hi);
 	}
 	printf("threads: sync_switch_ns=%.1f (median of %d; block %u, %d barriers)\n",
-	       median(sws, reps), reps, bs, sw.rounds);
+	       bench_median(sws, reps), reps, bs, sw.rounds);
 	CHECK(gpsFree(x));
 	CHECK(gpsFree(y));
 	free(t);

@@ -16,7 +16,7 @@
 #               /usr/bin/perf and its libraries, gps-vm -a), so that
 #               tests/kmod/trace records through it: SERIES/N or
 #               SERIES/NxC among the guests above (default: none; make
-#               check: PERF_GUESTS, "6.12/2")
+#               check: PERF_GUESTS, "6.12/2x2")
 #   -k GUESTS   guests that run the driver's tests (build/tests/kmod/*)
 #               and of the library's the torture test only: SERIES/N or
 #               SERIES/NxC among the guests above (default: none; make
