@@ -14,7 +14,6 @@ struct gps_diff {
 	DECLARE_BITMAP(blocks, GPS_QBLOCKS_MAX);	/* with a changed byte */
 };
 
-unsigned int gps_diff_blocks(struct gps_diff *df, unsigned int block_size);
 unsigned int gps_diff_page(struct gps_diff *df, const void *cur, void *twin,
 			   unsigned int block_size, bool update);
 

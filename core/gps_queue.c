@@ -316,6 +316,11 @@ static void gps_qtake(struct gps_queue *q, unsigned int end)
 	q->head = gps_qring(q, q->head, 1);
 }
 
+const struct gps_qentry *gps_queue_oldest(const struct gps_queue *q)
+{
+	return q->nr ? &q->entries[q->ring[q->head]] : NULL;
+}
+
 /**
  * gps_queue_push_oldest() - push the oldest entry's lowest blocks
  * @q: queue

@@ -83,9 +83,6 @@ unsigned int gps_queue_push_oldest(struct gps_queue *q, unsigned int max,
 void gps_queue_purge(struct gps_queue *q, const void *owner);
 
 /* The oldest entry of @q, NULL if empty. */
-static inline const struct gps_qentry *gps_queue_oldest(const struct gps_queue *q)
-{
-	return q->nr ? &q->entries[q->ring[q->head]] : NULL;
-}
+const struct gps_qentry *gps_queue_oldest(const struct gps_queue *q);
 
 #endif /* _GPS_QUEUE_H */

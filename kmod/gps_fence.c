@@ -9,11 +9,14 @@
  * subscriber) fences their owners too.  Then it waits for the link
  * model, once for all the devices it fenced.
  *
- * Also here: what holds every device's harvest_lock at once (subscription
- * changes, queue reshaping) and the drain of every device done under it.
+ * Also here: the devices a fence request names (gps_fence_target()) and
+ * the request itself (gps_fence_request()), for the ioctl and io_uring
+ * (gps_uring.c); what holds every device's harvest_lock at once
+ * (subscription changes, queue reshaping) and the drain of every device
+ * done under it.
  *
  * Calls the harvest, its helpers, the push and the link model; called by
- * the ioctls, allocations, tracking and the knobs.
+ * the ioctls, io_uring, allocations, tracking and the knobs.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -215,6 +218,42 @@ int gps_fence(int device, struct gps_fence_stats *st)
 {
 	return gps_fence_devices(device == (int)GPS_FENCE_ALL ?
 				 gps_all_devices() : BIT_ULL(device), st);
+}
+
+/*
+ * The devices a fence request names, in *@out; -EINVAL if it is
+ * malformed.  A host fence (GPS_FENCE_HOST) may name none.
+ */
+int gps_fence_target(u32 device, u32 flags, u64 mask, u64 *out)
+{
+	u64 all = gps_all_devices();
+
+	*out = 0;
+	if (flags & ~GPS_FENCE_FLAGS)
+		return -EINVAL;
+	if (flags & GPS_FENCE_MASK) {
+		if (device || (mask & ~all) ||
+		    (!mask && !(flags & GPS_FENCE_HOST)))
+			return -EINVAL;
+		*out = mask;
+		return 0;
+	}
+	if (mask || (flags & GPS_FENCE_HOST))
+		return -EINVAL;
+	if (device == GPS_FENCE_ALL)
+		*out = all;
+	else if (device < gps_nr_devs)
+		*out = BIT_ULL(device);
+	return *out ? 0 : -EINVAL;
+}
+
+/* The fence a request named: of the host views too with GPS_FENCE_HOST. */
+int gps_fence_request(struct gps_ctx *ctx, u32 flags, u64 mask,
+		      struct gps_fence_stats *st)
+{
+	if (flags & GPS_FENCE_HOST)
+		return gps_fence_host(ctx, mask, st);
+	return gps_fence_devices(mask, st);
 }
 
 /**

@@ -143,11 +143,9 @@ struct gps_dev {
  * @dev's harvest_lock is held: by the caller, or by the fence the caller
  * helps (gps_help.c), which holds it until every helper is done.
  */
-static inline void gps_assert_harvesting(struct gps_dev *dev)
-{
-	lockdep_assert(lockdep_is_held(&dev->harvest_lock) ||
-		       READ_ONCE(dev->helped));
-}
+#define gps_assert_harvesting(dev)					\
+	lockdep_assert(lockdep_is_held(&(dev)->harvest_lock) ||		\
+		       READ_ONCE((dev)->helped))
 
 /*
  * A fence waits for @dev's harvest_lock: the push thread ends its round
@@ -440,6 +438,9 @@ void gps_threads_quiesce(void);
 int gps_fence(int device, struct gps_fence_stats *st);
 int gps_fence_devices(u64 mask, struct gps_fence_stats *st);
 int gps_fence_host(struct gps_ctx *ctx, u64 mask, struct gps_fence_stats *st);
+int gps_fence_target(u32 device, u32 flags, u64 mask, u64 *out);
+int gps_fence_request(struct gps_ctx *ctx, u32 flags, u64 mask,
+		      struct gps_fence_stats *st);
 int gps_lock_all(bool killable);
 void gps_unlock_all(void);
 void gps_drain_all_locked(struct gps_fence_stats *st);

@@ -8,9 +8,9 @@
  * queues and pushed to the other replicas by per-node threads, no later
  * than the writer's next fence.  See Documentation/gps.rst.
  *
- * This file: module init and exit, the misc device, per-open contexts,
- * ioctl dispatch and the io_uring fence command.  The device table is
- * gps_devices.c's, the knobs gps_sysfs.c's.
+ * This file: module init and exit, the misc device, per-open contexts and
+ * ioctl dispatch.  The device table is gps_devices.c's, the knobs
+ * gps_sysfs.c's, the io_uring fence command gps_uring.c's.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -21,19 +21,11 @@
 #include <linux/uaccess.h>
 #include <linux/nodemask.h>
 #include <linux/mm.h>
-#include <linux/workqueue.h>
 #include <linux/compat.h>
 #include <linux/nospec.h>
-#ifdef GPS_HAVE_IO_URING_CMD_H
-#include <linux/io_uring/cmd.h>
-#else
-#include <linux/io_uring.h>
-#endif
 #include "gps_internal.h"
-#include "gps_inject.h"
 #include "gps_history.h"
-
-static struct workqueue_struct *gps_wq;
+#include "gps_uring.h"
 
 static int gps_open(struct inode *inode, struct file *file)
 {
@@ -155,41 +147,6 @@ static int gps_ioc_advise(struct gps_ctx *ctx, void *data)
 	args->pages_changed = 0;
 	args->pages_failed = 0;
 	return gps_advise(ctx, args);
-}
-
-/*
- * The devices a fence request names, in *@out; -EINVAL if it is
- * malformed.  A host fence (GPS_FENCE_HOST) may name none.
- */
-static int gps_fence_target(u32 device, u32 flags, u64 mask, u64 *out)
-{
-	u64 all = gps_all_devices();
-
-	*out = 0;
-	if (flags & ~GPS_FENCE_FLAGS)
-		return -EINVAL;
-	if (flags & GPS_FENCE_MASK) {
-		if (device || (mask & ~all) ||
-		    (!mask && !(flags & GPS_FENCE_HOST)))
-			return -EINVAL;
-		*out = mask;
-		return 0;
-	}
-	if (mask || (flags & GPS_FENCE_HOST))
-		return -EINVAL;
-	if (device == GPS_FENCE_ALL)
-		*out = all;
-	else if (device < gps_nr_devs)
-		*out = BIT_ULL(device);
-	return *out ? 0 : -EINVAL;
-}
-
-static int gps_fence_request(struct gps_ctx *ctx, u32 flags, u64 mask,
-			     struct gps_fence_stats *st)
-{
-	if (flags & GPS_FENCE_HOST)
-		return gps_fence_host(ctx, mask, st);
-	return gps_fence_devices(mask, st);
 }
 
 static int gps_ioc_fence(struct gps_ctx *ctx, void *data)
@@ -353,82 +310,6 @@ static long gps_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	return ret;
 }
 
-/* An asynchronous fence: done by a worker, completed through io_uring. */
-struct gps_async_fence {
-	struct work_struct work;
-	struct io_uring_cmd *cmd;
-	struct gps_ctx *ctx;		/* the request holds the file */
-	u32 flags;
-	u64 mask;
-};
-
-struct gps_uring_pdu {
-	int ret;
-};
-
-static void gps_uring_complete(struct io_uring_cmd *cmd, unsigned int flags)
-{
-	struct gps_uring_pdu *pdu = (struct gps_uring_pdu *)cmd->pdu;
-
-	io_uring_cmd_done(cmd, pdu->ret, 0, flags);
-}
-
-static void gps_async_fence_work(struct work_struct *work)
-{
-	struct gps_async_fence *af = container_of(work, struct gps_async_fence,
-						  work);
-	struct gps_uring_pdu *pdu = (struct gps_uring_pdu *)af->cmd->pdu;
-	struct gps_fence_stats st = {};
-
-	pdu->ret = gps_fence_request(af->ctx, af->flags, af->mask, &st);
-	/* Before the completion: the file, and so the ctx, may go with it. */
-	atomic_dec(&af->ctx->async_fences);
-	io_uring_cmd_complete_in_task(af->cmd, gps_uring_complete);
-	kfree(af);
-}
-
-/*
- * GPS_URING_CMD_FENCE: queue the fence on gps_wq, at most
- * GPS_URING_FENCES_MAX per open file at once.  Without the cap one user
- * could queue fences without end, each an unkillable work item of the
- * workqueue every user's asynchronous fences share, each allocated
- * before anything is done.
- */
-static int gps_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
-{
-	struct gps_ctx *ctx = cmd->file->private_data;
-	struct gps_uring_fence in;
-	struct gps_async_fence *af;
-	u64 mask;
-
-	BUILD_BUG_ON(sizeof(struct gps_uring_pdu) > sizeof(cmd->pdu));
-	if (cmd->cmd_op != GPS_URING_CMD_FENCE)
-		return -ENOTTY;
-#ifdef GPS_HAVE_IO_URING_CMD_H
-	memcpy(&in, io_uring_sqe_cmd(cmd->sqe), sizeof(in));
-#else
-	memcpy(&in, cmd->cmd, sizeof(in));
-#endif
-	if (gps_fence_target(in.device, in.flags, in.device_mask, &mask))
-		return -EINVAL;
-	if (gps_should_fail(GPS_FAIL_ASYNC_FENCE))
-		return -ENOMEM;
-	if (!atomic_add_unless(&ctx->async_fences, 1, GPS_URING_FENCES_MAX))
-		return -EBUSY;
-	af = kmalloc(sizeof(*af), GFP_KERNEL_ACCOUNT);
-	if (!af) {
-		atomic_dec(&ctx->async_fences);
-		return -ENOMEM;
-	}
-	INIT_WORK(&af->work, gps_async_fence_work);
-	af->cmd = cmd;
-	af->ctx = ctx;
-	af->flags = in.flags;
-	af->mask = mask;
-	queue_work(gps_wq, &af->work);
-	return -EIOCBQUEUED;
-}
-
 static const struct file_operations gps_fops = {
 	.owner = THIS_MODULE,
 	.open = gps_open,
@@ -462,12 +343,12 @@ static int __init gps_init(void)
 	int ret;
 
 	gps_knobs_init();
-	gps_wq = alloc_workqueue("gps_fence", WQ_UNBOUND, 0);
-	if (!gps_wq)
-		return -ENOMEM;
+	ret = gps_uring_init();
+	if (ret)
+		return ret;
 	ret = gps_devs_init();
 	if (ret)
-		goto err_destroy_wq;
+		goto err_uring;
 	ret = gps_sysfs_init();
 	if (ret)
 		goto err_free_devs;
@@ -491,8 +372,8 @@ err_debugfs:
 err_free_devs:
 	gps_devs_free();
 	gps_history_free();
-err_destroy_wq:
-	destroy_workqueue(gps_wq);
+err_uring:
+	gps_uring_exit();
 	return ret;
 }
 
@@ -501,7 +382,7 @@ static void __exit gps_exit(void)
 	misc_deregister(&gps_misc);
 	gps_debugfs_exit();
 	gps_sysfs_exit();
-	destroy_workqueue(gps_wq);
+	gps_uring_exit();
 	gps_devs_free();
 	gps_history_free();
 }

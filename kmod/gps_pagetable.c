@@ -37,6 +37,24 @@ static size_t gps_replica_bytes(unsigned int nr_sub)
 	       nr_sub * sizeof(struct page *) * GPS_STILL_SLOTS;
 }
 
+/* The free pages of @pgdat's zones and the sums of their watermarks. */
+static void gps_node_zones(pg_data_t *pgdat, unsigned long *free,
+			   unsigned long *high, unsigned long *low)
+{
+	int z;
+
+	*free = *high = *low = 0;
+	for (z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &pgdat->node_zones[z];
+
+		if (!managed_zone(zone))
+			continue;
+		*free += zone_page_state(zone, NR_FREE_PAGES);
+		*high += high_wmark_pages(zone);
+		*low += low_wmark_pages(zone);
+	}
+}
+
 /*
  * Would @nr more pages take @nid's free memory below its zones' high
  * watermarks plus node_reserve_bytes?  Past that point the kernel starts
@@ -48,18 +66,9 @@ static size_t gps_replica_bytes(unsigned int nr_sub)
 static bool gps_node_low(int nid, unsigned int nr)
 {
 	u64 reserve = READ_ONCE(gps_knobs.node_reserve_bytes) >> PAGE_SHIFT;
-	pg_data_t *pgdat = NODE_DATA(nid);
-	unsigned long free = 0, high = 0;
-	int z;
+	unsigned long free, high, low;
 
-	for (z = 0; z < MAX_NR_ZONES; z++) {
-		struct zone *zone = &pgdat->node_zones[z];
-
-		if (!managed_zone(zone))
-			continue;
-		free += zone_page_state(zone, NR_FREE_PAGES);
-		high += high_wmark_pages(zone);
-	}
+	gps_node_zones(NODE_DATA(nid), &free, &high, &low);
 	return free < (u64)high + reserve + nr;
 }
 
@@ -91,19 +100,10 @@ bool gps_node_short(int nid, unsigned int nr)
 {
 	u64 reserve = READ_ONCE(gps_knobs.node_reserve_bytes) >> PAGE_SHIFT;
 	pg_data_t *pgdat = NODE_DATA(nid);
-	unsigned long free = 0, high = 0, low = 0, file, slab;
+	unsigned long free, high, low, file, slab;
 	long avail;
-	int z;
 
-	for (z = 0; z < MAX_NR_ZONES; z++) {
-		struct zone *zone = &pgdat->node_zones[z];
-
-		if (!managed_zone(zone))
-			continue;
-		free += zone_page_state(zone, NR_FREE_PAGES);
-		high += high_wmark_pages(zone);
-		low += low_wmark_pages(zone);
-	}
+	gps_node_zones(pgdat, &free, &high, &low);
 	avail = (long)free - (long)high;
 	file = gps_node_stat(pgdat, NR_ACTIVE_FILE) +
 	       gps_node_stat(pgdat, NR_INACTIVE_FILE);

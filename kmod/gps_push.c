@@ -129,39 +129,40 @@ struct gps_pusher {
  */
 #define GPS_PUSH_BATCH	6
 
-/* How receiver @r took a push, with the GPS_HF_ flags, for the history. */
-static unsigned int gps_push_flags(const struct gps_replica *r,
-				   unsigned int sub, unsigned int nb,
-				   unsigned int len)
-{
-	enum gps_bytes_how how = gps_how(r, sub, nb, len);
-
-	return how | (how == GPS_BYTES_BLEND ? GPS_HF_STILL : 0) |
-	       (r->twins[sub] ? GPS_HF_RTWIN : 0);
-}
+/*
+ * A span on its way into the receivers of its GPS page (gps_push_bytes()):
+ * the masked bytes of [lo, lo + len) of small page @sub, @nbytes of them,
+ * from @from (the source's twin or page, mapped).
+ */
+struct gps_push_job {
+	struct gps_gpage *gp;
+	unsigned int sub, lo, len, nbytes;
+	const unsigned long *m;
+	const u8 *from;
+};
 
 /*
- * Write the masked bytes of [lo, lo + len) of page @sub, @nbytes of them,
- * from @from into the pages and twins of the receivers @subs of @gp, in
- * one pass per batch, each mapped once.  gp->lock held.
+ * Write job @j into the pages and twins of its receivers @subs, in one
+ * pass per batch, each mapped once; @took[d]: how receiver d took it, with
+ * the GPS_HF_ flags of its history record.  gp->lock held.
  */
-static void gps_push_into(struct gps_gpage *gp, u64 subs, unsigned int sub,
-			  const u8 *from, const unsigned long *m,
-			  unsigned int lo, unsigned int len,
-			  unsigned int nbytes)
+static void gps_push_into(const struct gps_push_job *j, u64 subs, u8 *took)
 {
 	struct gps_bytes_dst dst[2 * GPS_PUSH_BATCH];
-	enum gps_bytes_how twin = nbytes == len ? GPS_BYTES_COPY :
-						  GPS_BYTES_BLEND;
-	unsigned int n = 0, k, batch = 0;
+	enum gps_bytes_how twin = j->nbytes == j->len ? GPS_BYTES_COPY :
+							GPS_BYTES_BLEND;
+	unsigned int n = 0, k, batch = 0, sub = j->sub, lo = j->lo;
 	u64 left = subs;
 	int d;
 
 	gps_for_each_sub(d, subs) {
-		struct gps_replica *r = gp->rep[d];
+		struct gps_replica *r = j->gp->rep[d];
+		enum gps_bytes_how how = gps_how(r, sub, j->nbytes, j->len);
 
-		gps_still_check(r, sub, lo, len, "push");
-		dst[n].how = gps_how(r, sub, nbytes, len);
+		took[d] = how | (how == GPS_BYTES_BLEND ? GPS_HF_STILL : 0) |
+			  (r->twins[sub] ? GPS_HF_RTWIN : 0);
+		gps_still_check(r, sub, lo, j->len, "push");
+		dst[n].how = how;
 		dst[n++].to = (u8 *)kmap_local_page(r->pages[sub]) + lo;
 		if (r->twins[sub]) {
 			dst[n].how = twin;
@@ -170,7 +171,7 @@ static void gps_push_into(struct gps_gpage *gp, u64 subs, unsigned int sub,
 		left &= ~BIT_ULL(d);
 		if (++batch < GPS_PUSH_BATCH && left)
 			continue;
-		gps_bytes_push(dst, n, from + lo, m, len);
+		gps_bytes_push(dst, n, j->from + lo, j->m, j->len);
 		/* Local mappings go in the reverse order of their making. */
 		for (k = n; k--; )
 			kunmap_local(dst[k].to - lo);
@@ -178,7 +179,7 @@ static void gps_push_into(struct gps_gpage *gp, u64 subs, unsigned int sub,
 		batch = 0;
 	}
 	gps_for_each_sub(d, subs)
-		gps_still_sync(gp->rep[d], sub, lo, len);
+		gps_still_sync(j->gp->rep[d], sub, lo, j->len);
 }
 
 /*
@@ -196,39 +197,41 @@ static void gps_push_bytes(const struct gps_pusher *p, const struct gps_qspan *s
 	struct gps_dev *dev = p->dev;
 	struct gps_alloc *a = (struct gps_alloc *)s->owner;
 	unsigned long gidx = s->page >> (a->gshift - PAGE_SHIFT);
-	unsigned int sub = s->page & (a->nr_sub - 1), lo = s->lo;
-	struct gps_gpage *gp = gps_gpage(a, gidx);
-	const unsigned long *m = s->mask + lo / BITS_PER_LONG;
-	unsigned int len = s->hi - lo, nbytes = bitmap_weight(m, len);
+	struct gps_push_job j = {
+		.sub = s->page & (a->nr_sub - 1), .lo = s->lo,
+		.len = s->hi - s->lo, .m = s->mask + s->lo / BITS_PER_LONG,
+	};
+	u8 took[GPS_MAX_DEVICES];
 	struct gps_replica *src;
 	u64 subs, bytes;
-	u8 *from;
 	int d;
 
-	if (!nbytes)
+	j.nbytes = bitmap_weight(j.m, j.len);
+	if (!j.nbytes)
 		return;
-	spin_lock(&gp->lock);
-	src = gp->rep[dev->id];
-	subs = src ? gp->subs & ~BIT_ULL(dev->id) : 0;
+	j.gp = gps_gpage(a, gidx);
+	spin_lock(&j.gp->lock);
+	src = j.gp->rep[dev->id];
+	subs = src ? j.gp->subs & ~BIT_ULL(dev->id) : 0;
 	if (subs) {
-		from = kmap_local_page(gps_push_source(src, sub));
-		gps_push_into(gp, subs, sub, from, m, lo, len, nbytes);
-		kunmap_local(from);
+		j.from = kmap_local_page(gps_push_source(src, j.sub));
+		gps_push_into(&j, subs, took);
+		kunmap_local(j.from);
 		gps_for_each_sub(d, subs)
-			gps_hist(GPS_H_PUSH, dev->id, d, a, gidx, sub,
-				 gps_push_flags(gp->rep[d], sub, nbytes, len) |
-				 (src->twins[sub] ? GPS_HF_FROMTWIN : 0) |
-				 lo / 64 << 8 | s->hi / 64 << 16 |
+			gps_hist(GPS_H_PUSH, dev->id, d, a, gidx, j.sub,
+				 took[d] |
+				 (src->twins[j.sub] ? GPS_HF_FROMTWIN : 0) |
+				 j.lo / 64 << 8 | s->hi / 64 << 16 |
 				 min(s->blocks, 255U) << 24);
 	} else {
-		gps_hist(GPS_H_PUSH_NONE, dev->id, -1, a, gidx, sub, !!src);
+		gps_hist(GPS_H_PUSH_NONE, dev->id, -1, a, gidx, j.sub, !!src);
 	}
-	spin_unlock(&gp->lock);
+	spin_unlock(&j.gp->lock);
 	if (!subs)
 		return;
 
-	gps_link_send(dev, subs, s->blocks, nbytes);
-	bytes = (u64)nbytes * hweight64(subs);
+	gps_link_send(dev, subs, s->blocks, j.nbytes);
+	bytes = (u64)j.nbytes * hweight64(subs);
 	atomic64_add(s->blocks, &dev->stats.blocks_pushed);
 	atomic64_add(bytes, &dev->stats.bytes_pushed);
 	atomic64_add(s->blocks, &a->pushes);
@@ -241,7 +244,7 @@ static void gps_push_bytes(const struct gps_pusher *p, const struct gps_qspan *s
 		p->st->bytes_pushed += bytes;
 	}
 	trace_gps_push(dev->id, a->handle,
-		       ((s->page << PAGE_SHIFT) + lo) / dev->queue.block_size,
+		       ((s->page << PAGE_SHIFT) + j.lo) / dev->queue.block_size,
 		       hweight64(subs), bytes);
 }
 

@@ -127,6 +127,7 @@ static int gps_collapse_page(struct gps_alloc *a, unsigned long g, int dev)
 	int keep = gps_view_replica(a, gp, dev)->dev, d, dropped = 0;
 
 	lockdep_assert_held_write(&a->sub_sem);
+	gps_assert_all_harvesting();
 	for (d = 0; d < gps_nr_devs; d++) {
 		if (d == keep || !gp->rep[d])
 			continue;

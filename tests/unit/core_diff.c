@@ -6,8 +6,8 @@
  * hold one (at every block size from 64 to 4096 bytes, for random, dense,
  * one-byte and block-edge changes, whatever the diff held before); it
  * returns the number of those blocks; with update the twin then equals
- * the page, without it the twin is left as it was.  gps_diff_blocks() of
- * a hand-made mask sets the blocks of its bits, and only those.
+ * the page, without it the twin is left as it was; the blocks of bytes
+ * scattered by hand are those bytes' blocks, and only those.
  */
 #include <stdlib.h>
 
@@ -181,52 +181,65 @@ TEST(whole_page_and_no_change)
 	ASSERT_EQ(1, check_diff(_metadata, 4096, false));
 }
 
-/* gps_diff_blocks() reads only the mask, whatever the blocks held. */
-TEST(blocks_of_a_hand_made_mask)
+/*
+ * Bytes 0, 63, 64, 1000 and the last changed: the blocks of those bytes
+ * at each size, and only those, whatever the diff held before.
+ */
+static unsigned int diff_at(struct gps_diff *df, unsigned int bs)
+{
+	static const unsigned int at[] = { 0, 63, 64, 1000, PG - 1 };
+	unsigned int i;
+
+	memset(twin, 0, PG);
+	memset(cur, 0, PG);
+	for (i = 0; i < sizeof(at) / sizeof(at[0]); i++)
+		cur[at[i]] = 1;
+	memset(df, 0xff, sizeof(*df));
+	return gps_diff_page(df, cur, twin, bs, false);
+}
+
+TEST(blocks_of_scattered_bytes)
 {
 	struct gps_diff df;
 
-	memset(&df, 0, sizeof(df));
-	memset(df.blocks, 0xff, sizeof(df.blocks));
-	ASSERT_EQ(0, gps_diff_blocks(&df, 64));
+	memset(twin, 0, PG);
+	memset(cur, 0, PG);
+	memset(&df, 0xff, sizeof(df));
+	ASSERT_EQ(0, gps_diff_page(&df, cur, twin, 64, false));
 	ASSERT_EQ(0, weight(df.blocks, GPS_QBLOCKS_MAX));
+	ASSERT_EQ(0, weight(df.mask, PG));
 
-	set_bit_at(df.mask, 0);	/* block 0 at any size */
-	set_bit_at(df.mask, 63);	/* last byte of 64-byte block 0 */
-	set_bit_at(df.mask, 64);	/* 64-byte block 1, 128-byte block 0 */
-	set_bit_at(df.mask, 1000);	/* 64: 15, 128: 7, 256: 3, 1024: 0 */
-	set_bit_at(df.mask, PG - 1);	/* the last block */
-
-	memset(df.blocks, 0xff, sizeof(df.blocks));
-	ASSERT_EQ(4, gps_diff_blocks(&df, 64));
+	ASSERT_EQ(4, diff_at(&df, 64));
 	ASSERT_TRUE(bit(df.blocks, 0));
 	ASSERT_TRUE(bit(df.blocks, 1));
 	ASSERT_TRUE(bit(df.blocks, 15));
 	ASSERT_TRUE(bit(df.blocks, PG / 64 - 1));
 	ASSERT_EQ(4, weight(df.blocks, GPS_QBLOCKS_MAX));
+	ASSERT_EQ(5, weight(df.mask, PG));
 
-	ASSERT_EQ(3, gps_diff_blocks(&df, 128));
+	ASSERT_EQ(3, diff_at(&df, 128));
 	ASSERT_TRUE(bit(df.blocks, 0));
 	ASSERT_TRUE(bit(df.blocks, 7));
 	ASSERT_TRUE(bit(df.blocks, PG / 128 - 1));
 	ASSERT_EQ(3, weight(df.blocks, GPS_QBLOCKS_MAX));
 
-	ASSERT_EQ(3, gps_diff_blocks(&df, 256));
+	ASSERT_EQ(3, diff_at(&df, 256));
 	ASSERT_TRUE(bit(df.blocks, 3));
 
-	ASSERT_EQ(2, gps_diff_blocks(&df, 1024));
+	ASSERT_EQ(2, diff_at(&df, 1024));
 	ASSERT_TRUE(bit(df.blocks, 0));
 	ASSERT_TRUE(bit(df.blocks, 3));
 	ASSERT_EQ(2, weight(df.blocks, GPS_QBLOCKS_MAX));
 
-	ASSERT_EQ(1, gps_diff_blocks(&df, 4096));
+	ASSERT_EQ(1, diff_at(&df, 4096));
 	ASSERT_EQ(1, df.blocks[0]);
 	ASSERT_EQ(1, weight(df.blocks, GPS_QBLOCKS_MAX));
 
 	/* only the last byte: the last block alone */
-	memset(df.mask, 0, sizeof(df.mask));
-	set_bit_at(df.mask, PG - 1);
-	ASSERT_EQ(1, gps_diff_blocks(&df, 64));
+	memset(cur, 0, PG);
+	cur[PG - 1] = 1;
+	memset(&df, 0xff, sizeof(df));
+	ASSERT_EQ(1, gps_diff_page(&df, cur, twin, 64, false));
 	ASSERT_EQ(1UL << (PG / 64 - 1) % BITS_PER_LONG,
 		  df.blocks[(PG / 64 - 1) / BITS_PER_LONG]);
 	ASSERT_EQ(1, weight(df.blocks, GPS_QBLOCKS_MAX));
