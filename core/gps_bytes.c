@@ -167,6 +167,61 @@ static inline void gps_bytes_apply_word(u64 *d, u64 sw, u64 bm,
 	}
 }
 
+#ifdef GPS_HAVE_CMPXCHG128
+/* More than one byte of the word's eight masked, not all: a cmpxchg. */
+static inline bool gps_bytes_partial(unsigned int m8)
+{
+	return m8 != 0xff && (m8 & (m8 - 1));
+}
+
+/*
+ * Two partly masked words at @d (16-byte aligned) by one 16-byte cmpxchg:
+ * half the locked instructions of a push of changed doubles.  False where
+ * the CPU lacks it, or the owner stored to the pair all along.
+ */
+GPS_CMPXCHG128_FN
+static inline bool gps_bytes_apply_pair(u64 *d, const u64 *sw,
+					const u64 *bm)
+{
+	u64 old[2], nw[2];
+	unsigned int tries;
+
+	old[0] = READ_ONCE(d[0]);
+	old[1] = READ_ONCE(d[1]);
+	for (tries = 0; tries < GPS_BYTES_TRIES; tries++) {
+		nw[0] = (old[0] & ~bm[0]) | (sw[0] & bm[0]);
+		nw[1] = (old[1] & ~bm[1]) | (sw[1] & bm[1]);
+		if (gps_try_cmpxchg128(d, old, nw))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Words @d[0..1] (mask bits @m16, byte masks @bm) as %GPS_BYTES_APPLY
+ * takes them: a pair both partly masked at once (@pair: the CPU can),
+ * else word by word.
+ * Only where the host defines GPS_HAVE_CMPXCHG128 (the native engine on
+ * x86-64): gps.ko keeps its word-by-word loop, unchanged.
+ */
+GPS_CMPXCHG128_FN
+static inline void gps_bytes_apply_two(u64 *d, const u64 *sw, const u64 *bm,
+				       unsigned int m16, bool pair)
+{
+	unsigned int lo = m16 & 0xff, hi = (m16 >> 8) & 0xff;
+
+	if (pair && gps_bytes_partial(lo) && gps_bytes_partial(hi) &&
+	    gps_bytes_apply_pair(d, sw, bm))
+		return;
+	if (lo)
+		gps_bytes_apply_word(d, sw[0], bm[0], lo);
+	if (hi)
+		gps_bytes_apply_word(d + 1, sw[1], bm[1], hi);
+}
+#else
+#define GPS_CMPXCHG128_FN
+#endif
+
 /**
  * gps_bytes_push() - write a span of masked bytes into destinations
  * @dst: the destinations, each at the span's first byte, and how each
@@ -180,12 +235,16 @@ static inline void gps_bytes_apply_word(u64 *d, u64 sw, u64 bm,
  * (gps_bytes.h).  @src, @dst's pointers and @nbytes 32-byte aligned; each
  * word of @src is read once per destination at most, and sent whole.
  */
+GPS_CMPXCHG128_FN
 void gps_bytes_push(const struct gps_bytes_dst *dst, unsigned int n,
 		    const u8 *src, const unsigned long *mask,
 		    unsigned int nbytes)
 {
 	u64 bm[BITS_PER_LONG / 8];
 	unsigned int i, j, w, copies = 0;
+#ifdef GPS_HAVE_CMPXCHG128
+	bool pair = gps_cmpxchg128_ok();
+#endif
 
 	for (j = 0; j < n; j++)
 		copies += dst[j].how == GPS_BYTES_COPY;
@@ -217,6 +276,13 @@ void gps_bytes_push(const struct gps_bytes_dst *dst, unsigned int n,
 							    ~bm[w]) |
 							   (s[w] & bm[w]));
 			} else {
+#ifdef GPS_HAVE_CMPXCHG128
+				for (w = 0; w < BITS_PER_LONG / 8; w += 2)
+					gps_bytes_apply_two(d + w, s + w,
+							    bm + w,
+							    (m >> (8 * w)) &
+							    0xffff, pair);
+#else
 				for (w = 0; w < BITS_PER_LONG / 8; w++)
 					if (bm[w])
 						gps_bytes_apply_word(d + w,
@@ -224,6 +290,7 @@ void gps_bytes_push(const struct gps_bytes_dst *dst, unsigned int n,
 								     bm[w],
 								     (m >> (8 * w)) &
 								     0xff);
+#endif
 			}
 		}
 	}

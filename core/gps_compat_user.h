@@ -46,4 +46,36 @@ typedef int64_t s64;
 #define GPS_WARN_ONCE(cond)	__builtin_expect(!!(cond), 0)
 #define hweight_long(w)		((unsigned int)__builtin_popcountl(w))
 
+/*
+ * Two adjacent words, 16-byte aligned, compared and exchanged at once
+ * (x86-64's cmpxchg16b, where the CPU has it): gps_bytes_push() blends
+ * two partly masked words with one locked instruction instead of two,
+ * the cost of a push of changed doubles (Documentation/benchmarks.rst).
+ * GCC only: clang does not inline __sync builtins of 16 bytes without
+ * -mcx16.  gps.ko does not define it, and keeps one cmpxchg a word.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define GPS_HAVE_CMPXCHG128	1
+#define gps_cmpxchg128_ok()	(__builtin_cpu_supports("cmpxchg16b") != 0)
+/* on a function that may inline gps_try_cmpxchg128() */
+#define GPS_CMPXCHG128_FN	__attribute__((target("cx16")))
+
+__extension__ typedef unsigned __int128 gps_u128;
+
+/* @p[0..1] from @old[0..1] to @new[0..1]; else @old is what @p holds */
+GPS_CMPXCHG128_FN
+static inline bool gps_try_cmpxchg128(u64 *p, u64 *old, const u64 *new)
+{
+	gps_u128 o = (gps_u128)old[1] << 64 | old[0];
+	gps_u128 n = (gps_u128)new[1] << 64 | new[0];
+	gps_u128 cur = __sync_val_compare_and_swap((gps_u128 *)p, o, n);
+
+	if (cur == o)
+		return true;
+	old[0] = (u64)cur;
+	old[1] = (u64)(cur >> 64);
+	return false;
+}
+#endif
+
 #endif /* _GPS_COMPAT_USER_H */
