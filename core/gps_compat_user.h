@@ -51,10 +51,14 @@ typedef int64_t s64;
  * (x86-64's cmpxchg16b, where the CPU has it): gps_bytes_push() blends
  * two partly masked words with one locked instruction instead of two,
  * the cost of a push of changed doubles (Documentation/benchmarks.rst).
- * GCC only: clang does not inline __sync builtins of 16 bytes without
- * -mcx16.  gps.ko does not define it, and keeps one cmpxchg a word.
+ * GCC 11 or later only (its __builtin_cpu_supports() name): clang does
+ * not inline __sync builtins of 16 bytes without -mcx16; and not under
+ * ThreadSanitizer, whose 16-byte exchange is a lock and two plain stores,
+ * not atomic against an owner's plain store (found by review).  gps.ko
+ * does not define it, and keeps one cmpxchg a word.
  */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+	__GNUC__ >= 11 && !defined(__SANITIZE_THREAD__)
 #define GPS_HAVE_CMPXCHG128	1
 #define gps_cmpxchg128_ok()	(__builtin_cpu_supports("cmpxchg16b") != 0)
 /* on a function that may inline gps_try_cmpxchg128() */

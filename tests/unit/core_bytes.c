@@ -382,7 +382,8 @@ TEST(apply_keeps_racing_stores_and_never_tears)
 	memset(mask, 0x3f, sizeof(mask));
 	for (v = 0; v < 2; v++)
 		for (i = 0; i < RACE_WORDS; i++)
-			src[v][i] = 0x0101010101010101ULL * (0x11 + 0x33 * v);
+			src[v][i] = 0x0101010101010101ULL *
+				    (u8)(0x11 + 0x33 * v + i);
 	memcpy(dst, src[0], sizeof(dst));
 	ASSERT_EQ(0, pthread_barrier_init(&r.go, NULL, 3));
 	ASSERT_EQ(0, pthread_barrier_init(&r.done, NULL, 3));
