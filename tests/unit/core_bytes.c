@@ -321,7 +321,7 @@ enum { RACE_WORDS = PG / 8, RACE_ROUNDS = 2000 };
 struct race {
 	u64 *dst;
 	pthread_barrier_t go, done;
-	volatile int stop, round;
+	volatile int stop;
 	volatile unsigned long torn;
 };
 
