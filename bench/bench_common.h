@@ -227,6 +227,7 @@ static inline void bench_knob_set(const char *name, const char *fmt, ...)
 	X(thread_rounds)						\
 	X(pages_helped)							\
 	X(link_wait_ns)							\
+	X(link_exposed_ns)						\
 	X(harvest_ns)							\
 	X(protect_ns)							\
 	X(fence_ns)							\
@@ -252,6 +253,7 @@ struct bench_counters {
 	unsigned long long thread_rounds;
 	unsigned long long pages_helped;
 	unsigned long long link_wait_ns;
+	unsigned long long link_exposed_ns;	/* link owed at fences */
 	unsigned long long harvest_ns;	/* all devices' time, summed */
 	unsigned long long protect_ns;
 	unsigned long long fence_ns;

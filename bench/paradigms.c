@@ -1540,12 +1540,30 @@ static size_t state_bytes(const struct wl *w)
 	return s;
 }
 
+/*
+ * The link time of @bytes pushed (each device's outgoing link busy for
+ * its bytes / bandwidth, summed over the links), what of it the fences
+ * found still owed (@exposed_ns: link_exposed_ns summed over the
+ * devices) and the share hidden under the kernels.  1: the pushes left
+ * during compute and the fences found the links free; 0: every byte
+ * was pushed or carried at a fence.
+ */
+static void link_share(unsigned long long bytes,
+		       unsigned long long exposed_ns, unsigned long long bw)
+{
+	double busy = (double)bytes / (double)bw, exp = exposed_ns * 1e-9;
+
+	printf(" link_busy_s=%.4f link_exposed_s=%.4f link_hidden=%.3f", busy,
+	       exp, busy > 0 && exp < busy ? 1 - exp / busy : 0.0);
+}
+
 static void record(const struct wl *w, const char *pname, int nd,
 		   int iters, const struct result *r)
 {
 	const struct bench_counters *c = &r->cnt;
 	unsigned long long per = iters > 1 ? (unsigned long long)(iters - 1) :
 				 1;
+	unsigned long long bw = bench_knob_ull("link_bandwidth");
 
 	printf("workload=%s paradigm=%s devices=%d %s iters=%d phases=%d "
 	       "state_bytes=%zu time_first_s=%.4f time_s=%.4f "
@@ -1623,6 +1641,8 @@ static void record(const struct wl *w, const char *pname, int nd,
 		if (r->wpages)
 			printf(" wfaults_per_page_epoch=%.2f",
 			       (double)c->write_faults / r->wpages);
+		if (bw && !strcmp(r->bytes_src, "counted"))
+			link_share(r->bytes, c->link_exposed_ns, bw);
 	} else if (!strncmp(pname, "gps", 3) || !strcmp(pname, "finepack")) {
 		printf(" subscribers=%s", r->subs[0] ? r->subs : "n/a");
 	}

@@ -44,6 +44,7 @@ GPS_STAT(tracking_faults, COUNT);
 GPS_STAT(demotions, COUNT);
 GPS_STAT(collapses, COUNT);
 GPS_STAT(link_wait_ns, COUNT);
+GPS_STAT(link_exposed_ns, COUNT);	/* link busy when a fence came */
 GPS_STAT(migrations, COUNT);		/* managed pages moved here */
 GPS_STAT(bytes_migrated, COUNT);	/* their bytes */
 GPS_STAT(thrash_pins, COUNT);		/* managed pages pinned here */

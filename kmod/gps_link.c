@@ -132,16 +132,22 @@ void gps_link_wait(struct gps_dev *dev, bool latency)
  * @latency: add link_latency_ns once
  *
  * A release of several devices costs the slowest link, not the sum.
- * The wait is charged to that device.
+ * The wait is charged to that device; each link's time still owed, what
+ * compute did not hide, to its own (link_exposed_ns).
  */
 void gps_link_wait_all(unsigned long mask, bool latency)
 {
-	u64 until = 0;
+	u64 until = 0, now = 0;
 	int d, last = -1;
 
 	for_each_set_bit(d, &mask, gps_nr_devs) {
 		u64 t = READ_ONCE(gps_devs[d].link_free_ns);
 
+		if (t && !now)
+			now = ktime_get_ns();
+		if (t > now)
+			atomic64_add(t - now,
+				     &gps_devs[d].stats.link_exposed_ns);
 		if (last < 0 || t > until) {
 			until = t;
 			last = d;

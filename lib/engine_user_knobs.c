@@ -62,6 +62,7 @@ static const int gpsu_user_kept[] = {
 	GPSU_S(harvest_ns), GPSU_S(protect_ns), GPSU_S(fence_ns),
 	GPSU_S(queue_hwm),
 	GPSU_S(replica_pages), GPSU_S(twin_pages), GPSU_S(link_wait_ns),
+	GPSU_S(link_exposed_ns),
 	GPSU_S(queue_capacity), GPSU_S(thread_rounds),
 	GPSU_S(blocks_bulk), GPSU_S(pages_helped), GPSU_S(subscribe_failed),
 	GPSU_S(migrations), GPSU_S(bytes_migrated), GPSU_S(thrash_pins),

@@ -335,7 +335,7 @@ static int gpsu_user_fence_dev(int d, bool own, bool host, uint64_t *until)
 {
 	struct gpsu_user_dev *dev = &gpsu_user.dev[d];
 	struct gpsu_harvest *h = gpsu_user_harvest_new(d);
-	uint64_t scans = 0, host_written = 0, t0, t1;
+	uint64_t scans = 0, host_written = 0, t0, t1, busy;
 	int ret;
 
 	if (!h)
@@ -362,8 +362,12 @@ static int gpsu_user_fence_dev(int d, bool own, bool host, uint64_t *until)
 		 gps_link_fence_end(dev->link_busy, h->now,
 				    gpsu_user_knob(GPSU_K(link_latency_ns))) :
 		 0;
+	busy = *until ? dev->link_busy : 0;
 	pthread_mutex_unlock(&dev->lock);
 	t1 = gpsu_user_now();
+	/* the link's time compute did not hide: owed as the fence ends */
+	if (busy > t1)
+		gpsu_user_count(d, GPSU_S(link_exposed_ns), busy - t1);
 	gpsu_user_account(d, h, host_written, scans);
 	gpsu_user_count(d, own ? GPSU_S(fences) : GPSU_S(host_fences), 1);
 	if (own && host)

@@ -5,10 +5,14 @@
  * gpsMemcpy (and gpsMemcpyAsync, and a managed-memory prefetch that
  * migrates the pages) takes at least 0.2 s, at 0 it is much faster;
  * link_latency_ns alone delays a small copy; host-to-device copies are
- * not charged. The knobs are saved and restored.
+ * not charged; the push thread sends a kernel's stores while it runs, so
+ * that its fence finds the link's time mostly spent (link_exposed_ns).
+ * The knobs are saved and restored.
  */
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "t_lib.h"
@@ -201,6 +205,106 @@ TEST_F(link, managed_prefetch_migrates_over_the_link)
 	ASSERT_EQ(7, m[SIZE - 1]);
 	ASSERT_GE(dt, (double)moving / BW);
 	ASSERT_EQ(gpsSuccess, gpsFree(m));
+}
+
+#define SPUN	(512UL << 10)	/* the spinning kernel's GPS bytes */
+
+struct spin_args {
+	unsigned char *g;	/* GPS, translated */
+	const int *go;		/* host memory: the kernel may end */
+	int v;
+	int *bad;		/* the checking kernel's count of others */
+};
+
+/* Stores @v to every byte, then waits for *go (at most 60 s). */
+static void store_and_spin(void *p)
+{
+	const struct spin_args *a = p;
+	int i;
+
+	memset(a->g, a->v, SPUN);
+	for (i = 0; i < 60000 && !__atomic_load_n(a->go, __ATOMIC_ACQUIRE);
+	     i++)
+		usleep(1000);
+}
+
+static void count_others(void *p)
+{
+	const struct spin_args *a = p;
+	size_t i;
+
+	for (i = 0; i < SPUN; i++)
+		*a->bad += a->g[i] != a->v;
+}
+
+/*
+ * Pushes leave while the kernel runs, and the link is charged as they
+ * leave (the benchmarks' link_hidden): with the link modelled, device
+ * 0's push thread sends most of a kernel's stores before the kernel
+ * ends, and the fence at its end, once the link has had the time to
+ * carry them, finds at most half of the link's time still owed
+ * (link_exposed_ns: the tail the thread had not sent); device 1 then
+ * holds every store.
+ */
+TEST_F_TIMEOUT(link, pushes_leave_while_the_kernel_runs, 120)
+{
+	struct spin_args a = { .v = 0x6b };
+	long long p0, w0, pushed = 0;
+	double t0, busy, wait;
+	gpsStream_t s;
+	int go = 0, bad = 0;
+
+	a.go = &go;
+	a.bad = &bad;
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&a.g, SPUN,
+					   gpsMemGPSAutomatic));
+	ASSERT_EQ(gpsSuccess, gpsMemset(a.g, 0, SPUN));
+	ASSERT_EQ(gpsSuccess, gpsDeviceSynchronize());
+	ASSERT_EQ(gpsSuccess, gpsStreamCreate(&s));
+	T_KNOB_SET("link_bandwidth", BW);
+	p0 = t_dev_stat(0, "bytes_pushed");
+	w0 = t_dev_stat(0, "link_exposed_ns");
+	ASSERT_LE(0, p0);
+	ASSERT_LE(0, w0);
+	ASSERT_EQ(gpsSuccess,
+		  gpsLaunchKernel(store_and_spin, gpsDim(1, 1, 1),
+				  gpsDim(1, 1, 1),
+				  GPS_ARGS(&a, GPS_PTR(struct spin_args, g)),
+				  s));
+	/* at most 20 s for the thread to send 3/4 of one receiver's */
+	t0 = now_s();
+	while (now_s() - t0 < 20 &&
+	       (pushed = t_dev_stat(0, "bytes_pushed") - p0) <
+	       (long long)(3 * SPUN / 4))
+		usleep(1000);
+	TH_LOG("%lld bytes pushed while the kernel ran, after %.3f s", pushed,
+	       now_s() - t0);
+	/* then twice the link's time for what was pushed, as it grows */
+	while (now_s() - t0 < 40 &&
+	       (pushed = t_dev_stat(0, "bytes_pushed") - p0) > 0 &&
+	       now_s() - t0 < 2 * (double)pushed / BW + 0.02)
+		usleep(1000);
+	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(gpsSuccess, gpsStreamSynchronize(s));
+	ASSERT_EQ(gpsSuccess, gpsStreamDestroy(s));
+	busy = (double)(t_dev_stat(0, "bytes_pushed") - p0) / BW;
+	wait = (double)(t_dev_stat(0, "link_exposed_ns") - w0) / 1e9;
+	TH_LOG("the link busy %.3f s for device 0's pushes, %.3f s of it "
+	       "left to the fence", busy, wait);
+	ASSERT_GE(pushed, (long long)(3 * SPUN / 4));
+	ASSERT_LE(wait, busy / 2);
+	/* and device 1 holds the stores */
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(1));
+	ASSERT_EQ(gpsSuccess,
+		  gpsLaunchKernel(count_others, gpsDim(1, 1, 1),
+				  gpsDim(1, 1, 1),
+				  GPS_ARGS(&a, GPS_PTR(struct spin_args, g)),
+				  NULL));
+	ASSERT_EQ(gpsSuccess, gpsDeviceSynchronize());
+	ASSERT_EQ(0, bad);
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsFree(a.g));
 }
 
 TEST_HARNESS_MAIN
