@@ -157,13 +157,17 @@ struct gpsu_user_stats {
 
 /* ---- push threads (engine_user_thread.c) ---------------------------- */
 
-/* One round of device @d's push thread (engine_user_publish.c). */
-typedef void (*gpsu_user_round_fn)(int d);
+/*
+ * One round of device @d's push thread (engine_user_publish.c); returns
+ * when (ns, CLOCK_MONOTONIC) the device's link has carried what it was
+ * given, 0 if it is not busy.
+ */
+typedef uint64_t (*gpsu_user_round_fn)(int d);
 /*
  * Device @d's push thread, on @cpus (the device's, cpus.h): while
  * harvest_interval_us is set and the link is modelled (link_bandwidth)
- * or harvest_ahead is on, @round(@d) every interval; else it sleeps.
- * 0 or an errno.
+ * or harvest_ahead is on, @round(@d) every interval, and not before the
+ * link is free again (the driver's rule); else it sleeps. 0 or an errno.
  */
 int gpsu_user_thread_start(int d, const cpu_set_t *cpus,
 			   gpsu_user_round_fn round);

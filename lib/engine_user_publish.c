@@ -389,19 +389,21 @@ static int gpsu_user_fence_dev(int d, bool own, bool host, uint64_t *until)
  * of subscriptions relies on (its settle finds a store in a replica or
  * nowhere; a dropped replica has nothing queued). It gives up the round
  * where a fence or a change holds what it needs (the next round comes
- * soon). The host views are the host fence's.
+ * soon). The host views are the host fence's. Returns when the link
+ * frees: a round before that would charge its bytes behind the backlog
+ * no sooner than one then, and split stores that one would take whole.
  */
-void gpsu_user_round(int d)
+uint64_t gpsu_user_round(int d)
 {
 	struct gpsu_user_dev *dev = &gpsu_user.dev[d];
 	struct gpsu_harvest *h;
-	uint64_t scans = 0, host_written = 0, t0;
+	uint64_t scans = 0, host_written = 0, t0, busy;
 
 	if (pthread_rwlock_tryrdlock(&gpsu_user.allocs_lock))
-		return;
+		return 0;
 	if (pthread_mutex_trylock(&dev->lock)) {
 		pthread_rwlock_unlock(&gpsu_user.allocs_lock);
-		return;
+		return 0;
 	}
 	h = gpsu_user_harvest_new(d);
 	if (!h)
@@ -420,8 +422,10 @@ void gpsu_user_round(int d)
 	GPSU_STAT_ADD(rounds, 1);
 	free(h);
 out:
+	busy = dev->link_busy;
 	pthread_mutex_unlock(&dev->lock);
 	pthread_rwlock_unlock(&gpsu_user.allocs_lock);
+	return busy;
 }
 
 /* Sleeps until @until (ns, CLOCK_MONOTONIC), no lock held. */

@@ -215,7 +215,7 @@ int gpsu_user_fence(int device);
 /* A stream's ring: its fences on a thread of their own. */
 struct gpsu_engine_ring *gpsu_user_ring_start(void);
 /* One round of device @d's push thread. */
-void gpsu_user_round(int d);
+uint64_t gpsu_user_round(int d);
 /* The knob hooks (engine_user.h): the queues laid out again, the links'
  * debts forgotten. */
 int gpsu_user_queues_reconfigure(unsigned int capacity,

@@ -6,7 +6,9 @@
  * or harvest_ahead asks for it, each wakes every interval and runs a
  * round (gpsu_user_round: harvest, push, the link charged), so that most
  * of a kernel's stores leave while it runs and its release waits for the
- * tail. Otherwise it sleeps: with the link unlimited a round ahead only
+ * tail; not before the link has carried the last round's bytes (the
+ * driver's rule: a round into a busy link only splits stores and takes
+ * write faults from the kernels). Otherwise it sleeps: with the link unlimited a round ahead only
  * takes CPU time and TLB flushes from the kernels (the driver's rule
  * too). A change of the knobs of rounds wakes it
  * (gpsu_user_threads_kick()).
@@ -54,15 +56,17 @@ static uint64_t gpsu_thread_now(void)
 }
 
 /*
- * A round every interval, measured from the last one's start; with no
+ * A round every interval, measured from the last one's start, and not
+ * before the link frees (@link_free: as the last round found it); with no
  * interval, a sleep until the knobs change or the threads stop. A kick
  * cannot be missed: the knobs are stored before it takes the lock, and
- * they are read under it.
+ * they are read under it; it also ends a wait for the link (a new
+ * bandwidth forgets the backlog).
  */
 static void *gpsu_thread_main(void *arg)
 {
 	int d = (int)(intptr_t)arg;
-	uint64_t iv, now, last = gpsu_thread_now(), until;
+	uint64_t iv, now, last = gpsu_thread_now(), until, link_free = 0;
 	struct timespec ts;
 
 	pthread_mutex_lock(&gpsu_thr.lock);
@@ -72,19 +76,22 @@ static void *gpsu_thread_main(void *arg)
 		if (!iv) {
 			pthread_cond_wait(&gpsu_thr.wake, &gpsu_thr.lock);
 			last = gpsu_thread_now();
+			link_free = 0;
 			continue;
 		}
-		if (now - last >= iv) {
+		if (now - last >= iv && now >= link_free) {
 			last = now;
 			pthread_mutex_unlock(&gpsu_thr.lock);
-			gpsu_thr.round(d);
+			link_free = gpsu_thr.round(d);
 			pthread_mutex_lock(&gpsu_thr.lock);
 			continue;
 		}
-		until = last + iv;
+		until = last + iv > link_free ? last + iv : link_free;
 		ts.tv_sec = (time_t)(until / 1000000000);
 		ts.tv_nsec = (long)(until % 1000000000);
-		pthread_cond_timedwait(&gpsu_thr.wake, &gpsu_thr.lock, &ts);
+		if (pthread_cond_timedwait(&gpsu_thr.wake, &gpsu_thr.lock,
+					   &ts) != ETIMEDOUT)
+			link_free = 0;
 	}
 	pthread_mutex_unlock(&gpsu_thr.lock);
 	return NULL;

@@ -307,4 +307,67 @@ TEST_F_TIMEOUT(link, pushes_leave_while_the_kernel_runs, 120)
 	ASSERT_EQ(gpsSuccess, gpsFree(a.g));
 }
 
+#define SLOW_BW	100000ULL	/* bytes/s: a 4 KiB page takes 41 ms */
+
+/*
+ * The push thread starts no round while its link is busy (the driver's
+ * rule, the native engine's since it learnt it): a round then would
+ * charge its bytes behind the backlog no sooner, split stores a later
+ * one takes whole and take write faults from the kernels.  With the
+ * link at 100 KB/s, once device 0's first round has pushed some of a
+ * kernel's 512 KiB, a window of a quarter of that push's link time (at
+ * most 50 ms) holds at most 2 rounds, not one a millisecond.
+ */
+TEST_F_TIMEOUT(link, no_round_while_the_link_is_busy, 120)
+{
+	struct spin_args a = { .v = 0x3c };
+	long long p0, pushed = 0, r1, r2;
+	double t0, t1, t2, busy, window;
+	gpsStream_t s;
+	int go = 0;
+
+	a.go = &go;
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&a.g, SPUN,
+					   gpsMemGPSAutomatic));
+	ASSERT_EQ(gpsSuccess, gpsMemset(a.g, 0, SPUN));
+	ASSERT_EQ(gpsSuccess, gpsDeviceSynchronize());
+	ASSERT_EQ(gpsSuccess, gpsStreamCreate(&s));
+	T_KNOB_SET("link_bandwidth", SLOW_BW);
+	p0 = t_dev_stat(0, "bytes_pushed");
+	ASSERT_LE(0, p0);
+	ASSERT_LE(0, t_dev_stat(0, "thread_rounds"));
+	ASSERT_EQ(gpsSuccess,
+		  gpsLaunchKernel(store_and_spin, gpsDim(1, 1, 1),
+				  gpsDim(1, 1, 1),
+				  GPS_ARGS(&a, GPS_PTR(struct spin_args, g)),
+				  s));
+	t0 = now_s();
+	while (now_s() - t0 < 20 &&
+	       (pushed = t_dev_stat(0, "bytes_pushed") - p0) <= 0)
+		usleep(200);
+	r1 = t_dev_stat(0, "thread_rounds");
+	t1 = now_s();
+	/* the first push keeps the link busy for its bytes' time at least */
+	busy = (double)pushed / SLOW_BW;
+	window = busy / 4 < 0.05 ? busy / 4 : 0.05;
+	usleep((useconds_t)(window * 1e6));
+	r2 = t_dev_stat(0, "thread_rounds");
+	t2 = now_s();
+	/* a new bandwidth forgets the backlog: the kernel's end is quick */
+	ASSERT_EQ(0, t_knob_set("link_bandwidth", 0));
+	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(gpsSuccess, gpsStreamSynchronize(s));
+	ASSERT_EQ(gpsSuccess, gpsStreamDestroy(s));
+	TH_LOG("%lld bytes in the first push (the link busy %.3f s); %lld "
+	       "rounds in the %.3f s after it", pushed, busy, r2 - r1,
+	       t2 - t1);
+	ASSERT_LT(0, pushed);
+	/* a window the machine's load stretched past the push proves no
+	 * more than that the thread ran */
+	if (t2 - t1 < busy * 0.8)
+		ASSERT_GE(2, r2 - r1);
+	ASSERT_EQ(gpsSuccess, gpsFree(a.g));
+}
+
 TEST_HARNESS_MAIN
