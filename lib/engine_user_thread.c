@@ -8,9 +8,9 @@
  * of a kernel's stores leave while it runs and its release waits for the
  * tail; not before the link has carried the last round's bytes (the
  * driver's rule: a round into a busy link only splits stores and takes
- * write faults from the kernels). Otherwise it sleeps: with the link unlimited a round ahead only
- * takes CPU time and TLB flushes from the kernels (the driver's rule
- * too). A change of the knobs of rounds wakes it
+ * write faults from the kernels). Otherwise it sleeps: with the link
+ * unlimited a round ahead only takes CPU time and TLB flushes from the
+ * kernels (the driver's rule too). A change of the knobs of rounds wakes it
  * (gpsu_user_threads_kick()).
  */
 #define _GNU_SOURCE

@@ -237,6 +237,30 @@ static void count_others(void *p)
 		*a->bad += a->g[i] != a->v;
 }
 
+/* On device 0: @a->g zeroed everywhere, and a stream for the kernel. */
+static gpsError_t spin_alloc(struct spin_args *a, gpsStream_t *s)
+{
+	gpsError_t e = gpsSetDevice(0);
+
+	if (e == gpsSuccess)
+		e = gpsMallocGPS((void **)&a->g, SPUN, gpsMemGPSAutomatic);
+	if (e == gpsSuccess)
+		e = gpsMemset(a->g, 0, SPUN);
+	if (e == gpsSuccess)
+		e = gpsDeviceSynchronize();
+	if (e == gpsSuccess)
+		e = gpsStreamCreate(s);
+	return e;
+}
+
+/* @fn on one thread of the current device, @a->g translated. */
+static gpsError_t spin_launch(void (*fn)(void *), struct spin_args *a,
+			      gpsStream_t s)
+{
+	return gpsLaunchKernel(fn, gpsDim(1, 1, 1), gpsDim(1, 1, 1),
+			       GPS_ARGS(a, GPS_PTR(struct spin_args, g)), s);
+}
+
 /*
  * Pushes leave while the kernel runs, and the link is charged as they
  * leave (the benchmarks' link_hidden): with the link modelled, device
@@ -256,22 +280,13 @@ TEST_F_TIMEOUT(link, pushes_leave_while_the_kernel_runs, 120)
 
 	a.go = &go;
 	a.bad = &bad;
-	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
-	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&a.g, SPUN,
-					   gpsMemGPSAutomatic));
-	ASSERT_EQ(gpsSuccess, gpsMemset(a.g, 0, SPUN));
-	ASSERT_EQ(gpsSuccess, gpsDeviceSynchronize());
-	ASSERT_EQ(gpsSuccess, gpsStreamCreate(&s));
+	ASSERT_EQ(gpsSuccess, spin_alloc(&a, &s));
 	T_KNOB_SET("link_bandwidth", BW);
 	p0 = t_dev_stat(0, "bytes_pushed");
 	w0 = t_dev_stat(0, "link_exposed_ns");
 	ASSERT_LE(0, p0);
 	ASSERT_LE(0, w0);
-	ASSERT_EQ(gpsSuccess,
-		  gpsLaunchKernel(store_and_spin, gpsDim(1, 1, 1),
-				  gpsDim(1, 1, 1),
-				  GPS_ARGS(&a, GPS_PTR(struct spin_args, g)),
-				  s));
+	ASSERT_EQ(gpsSuccess, spin_launch(store_and_spin, &a, s));
 	/* at most 20 s for the thread to send 3/4 of one receiver's */
 	t0 = now_s();
 	while (now_s() - t0 < 20 &&
@@ -296,11 +311,7 @@ TEST_F_TIMEOUT(link, pushes_leave_while_the_kernel_runs, 120)
 	ASSERT_LE(wait, busy / 2);
 	/* and device 1 holds the stores */
 	ASSERT_EQ(gpsSuccess, gpsSetDevice(1));
-	ASSERT_EQ(gpsSuccess,
-		  gpsLaunchKernel(count_others, gpsDim(1, 1, 1),
-				  gpsDim(1, 1, 1),
-				  GPS_ARGS(&a, GPS_PTR(struct spin_args, g)),
-				  NULL));
+	ASSERT_EQ(gpsSuccess, spin_launch(count_others, &a, NULL));
 	ASSERT_EQ(gpsSuccess, gpsDeviceSynchronize());
 	ASSERT_EQ(0, bad);
 	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
@@ -327,21 +338,12 @@ TEST_F_TIMEOUT(link, no_round_while_the_link_is_busy, 120)
 	int go = 0;
 
 	a.go = &go;
-	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
-	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&a.g, SPUN,
-					   gpsMemGPSAutomatic));
-	ASSERT_EQ(gpsSuccess, gpsMemset(a.g, 0, SPUN));
-	ASSERT_EQ(gpsSuccess, gpsDeviceSynchronize());
-	ASSERT_EQ(gpsSuccess, gpsStreamCreate(&s));
+	ASSERT_EQ(gpsSuccess, spin_alloc(&a, &s));
 	T_KNOB_SET("link_bandwidth", SLOW_BW);
 	p0 = t_dev_stat(0, "bytes_pushed");
 	ASSERT_LE(0, p0);
 	ASSERT_LE(0, t_dev_stat(0, "thread_rounds"));
-	ASSERT_EQ(gpsSuccess,
-		  gpsLaunchKernel(store_and_spin, gpsDim(1, 1, 1),
-				  gpsDim(1, 1, 1),
-				  GPS_ARGS(&a, GPS_PTR(struct spin_args, g)),
-				  s));
+	ASSERT_EQ(gpsSuccess, spin_launch(store_and_spin, &a, s));
 	t0 = now_s();
 	while (now_s() - t0 < 20 &&
 	       (pushed = t_dev_stat(0, "bytes_pushed") - p0) <= 0)
