@@ -25,6 +25,7 @@
 #include <linux/capability.h>
 #include <linux/log2.h>
 #include "gps_internal.h"
+#include "gps_knob_flags.h"
 
 enum gps_knob_type {
 	GPS_KNOB_UINT,		/* unsigned int, kstrtouint() */
@@ -32,11 +33,6 @@ enum gps_knob_type {
 	GPS_KNOB_WORDS,		/* unsigned int, one of ->words */
 };
 
-/* What a change of the knob must do, after the new value is in place. */
-#define GPS_KNOB_WAKE		BIT(0)	/* gps_wake_all() */
-#define GPS_KNOB_LINK_RESET	BIT(1)	/* gps_link_reset() */
-#define GPS_KNOB_QUEUE		BIT(2)	/* gps_queues_reconfigure() */
-#define GPS_KNOB_QUIESCE	BIT(3)	/* gps_threads_quiesce() */
 
 struct gps_knobs gps_knobs;	/* each at its default: gps_knobs_init() */
 DEFINE_MUTEX(gps_knob_lock);	/* serialises knob changes */

@@ -909,14 +909,14 @@ static int gpsu_user_memset(const struct gpsu_alloc *a, size_t off,
 	return gpsu_user_fill(a, off, NULL, value & 0xff, n);
 }
 
-/* A knob set; a change of the rule of rounds wakes the push threads. */
+/* A knob set, then what its change must do (the driver's flags). */
 static int gpsu_user_knob_set_op(int i, uint64_t v)
 {
-	bool rounds = false;
-	int ret = gpsu_user_knob_set(i, v, &rounds);
+	int ret;
+	unsigned int changed = gpsu_user_knob_set(i, v, &ret);
 
-	if (rounds)
-		gpsu_user_threads_kick();
+	if (changed & GPS_KNOB_WAKE)
+		gpsu_user_threads_kick(changed & GPS_KNOB_LINK_RESET);
 	return ret;
 }
 

@@ -173,8 +173,11 @@ int gpsu_user_thread_start(int d, const cpu_set_t *cpus,
 			   gpsu_user_round_fn round);
 /* Every push thread stopped and joined. */
 void gpsu_user_threads_stop(void);
-/* The push threads look at the knobs again (a knob of rounds changed). */
-void gpsu_user_threads_kick(void);
+/*
+ * The push threads look at the knobs again (GPS_KNOB_WAKE); with @link
+ * (GPS_KNOB_LINK_RESET), they also forget the old link's time.
+ */
+void gpsu_user_threads_kick(bool link);
 /* ---- fence helpers (engine_user_help.c) ----------------------------- */
 
 /* Helper threads of a device at most (the driver's: a node's CPUs but one). */
@@ -218,8 +221,11 @@ int gpsu_user_knobs_init(int ndev, const struct gpsu_user_knob_hooks *hooks);
 /* Knob @i (knob_table.h's GPSU_K_*) now. */
 uint64_t gpsu_user_knob(int i);
 int gpsu_user_knob_get(int i, uint64_t *v);
-/* *@rounds: the rule of the push threads' rounds changed (kick them). */
-int gpsu_user_knob_set(int i, uint64_t v, bool *rounds);
+/*
+ * Knob @i set to @v, *@err 0 or an errno; returns the GPS_KNOB_* flags
+ * (gps_knob_flags.h) of what changed, for the caller to do after.
+ */
+unsigned int gpsu_user_knob_set(int i, uint64_t v, int *err);
 /* Counter @i (GPSU_S_*) of device @d: add @n; raise to @n. */
 void gpsu_user_count(int d, int i, uint64_t n);
 void gpsu_user_count_max(int d, int i, uint64_t n);

@@ -155,9 +155,10 @@ static void gpsu_user_knob_test_delay(void)
 		usleep((useconds_t)strtoul(e, NULL, 10));
 }
 
-int gpsu_user_knob_set(int i, uint64_t v, bool *rounds)
+unsigned int gpsu_user_knob_set(int i, uint64_t v, int *err)
 {
 	uint64_t vals[GPSU_NKNOBS], held;
+	unsigned int changed = 0;
 	int ret, k;
 
 	gpsu_user_knob_test_delay();
@@ -169,28 +170,20 @@ int gpsu_user_knob_set(int i, uint64_t v, bool *rounds)
 	for (k = 0; !ret && k < GPSU_NKNOBS; k++)
 		if (gpsu_user_held(k, &held) && vals[k] != held)
 			ret = ENOTSUP;
-	if (!ret && (vals[GPSU_K(queue_capacity)] !=
-		     gpsu_user_knob(GPSU_K(queue_capacity)) ||
-		     vals[GPSU_K(queue_watermark)] !=
-		     gpsu_user_knob(GPSU_K(queue_watermark)) ||
-		     vals[GPSU_K(block_size)] != gpsu_user_knob(GPSU_K(block_size))))
+	/*
+	 * The rows' flags, the driver's rule, of what changed against what
+	 * is stored, under the lock: racing sets each see their change.
+	 */
+	for (k = 0; !ret && k < GPSU_NKNOBS; k++)
+		if (vals[k] != gpsu_user_knob(k))
+			changed |= gpsu_knobs[k].flags;
+	if (!ret && (changed & GPS_KNOB_QUEUE))
 		ret = gpsu_uk.hooks.reshape(
 			(unsigned int)vals[GPSU_K(queue_capacity)],
 			(unsigned int)vals[GPSU_K(queue_watermark)],
 			(unsigned int)vals[GPSU_K(block_size)]);
-	if (!ret && (vals[GPSU_K(link_bandwidth)] !=
-		     gpsu_user_knob(GPSU_K(link_bandwidth)) ||
-		     vals[GPSU_K(link_latency_ns)] !=
-		     gpsu_user_knob(GPSU_K(link_latency_ns))))
+	if (!ret && (changed & GPS_KNOB_LINK_RESET))
 		gpsu_uk.hooks.link_reset();
-	/* against what is stored, under the lock: racing sets each see it */
-	*rounds = !ret &&
-		  (vals[GPSU_K(harvest_interval_us)] !=
-		   gpsu_user_knob(GPSU_K(harvest_interval_us)) ||
-		   vals[GPSU_K(harvest_ahead)] !=
-		   gpsu_user_knob(GPSU_K(harvest_ahead)) ||
-		   vals[GPSU_K(link_bandwidth)] !=
-		   gpsu_user_knob(GPSU_K(link_bandwidth)));
 	if (!ret)
 		for (k = 0; k < GPSU_NKNOBS; k++)
 			__atomic_store_n(&gpsu_uk.knob[k], vals[k],
@@ -199,7 +192,8 @@ int gpsu_user_knob_set(int i, uint64_t v, bool *rounds)
 	if (!ret)
 		pthread_cond_signal(&gpsu_uk.wake);
 	pthread_mutex_unlock(&gpsu_uk.lock);
-	return ret;
+	*err = ret;
+	return ret ? 0 : changed;
 }
 
 /*

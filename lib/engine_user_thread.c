@@ -14,13 +14,14 @@
  * (gpsu_user_threads_kick()).
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cpus.h"
 #include "engine.h"
@@ -31,6 +32,8 @@ static struct {
 	pthread_cond_t wake;		/* on CLOCK_MONOTONIC */
 	bool stop;			/* under lock */
 	bool ready;			/* wake initialised */
+	unsigned long links;		/* under lock: new links */
+	unsigned int round_delay_us;	/* $GPSU_TEST_ROUND_DELAY_US: tests */
 	int n;				/* threads started */
 	gpsu_user_round_fn round;
 	pthread_t t[GPSU_MAX_DEVICES];
@@ -60,38 +63,44 @@ static uint64_t gpsu_thread_now(void)
  * before the link frees (@link_free: as the last round found it); with no
  * interval, a sleep until the knobs change or the threads stop. A kick
  * cannot be missed: the knobs are stored before it takes the lock, and
- * they are read under it; it also ends a wait for the link (a new
- * bandwidth forgets the backlog).
+ * they are read under it; a new link, counted in links, ends the wait for
+ * the old one, also when it came while the thread ran a round unlocked.
  */
 static void *gpsu_thread_main(void *arg)
 {
 	int d = (int)(intptr_t)arg;
 	uint64_t iv, now, last = gpsu_thread_now(), until, link_free = 0;
+	unsigned long seen;
 	struct timespec ts;
 
 	pthread_mutex_lock(&gpsu_thr.lock);
+	seen = gpsu_thr.links;
 	while (!gpsu_thr.stop) {
+		if (seen != gpsu_thr.links) {
+			seen = gpsu_thr.links;
+			link_free = 0;
+		}
 		iv = gpsu_thread_interval();
 		now = gpsu_thread_now();
 		if (!iv) {
 			pthread_cond_wait(&gpsu_thr.wake, &gpsu_thr.lock);
 			last = gpsu_thread_now();
-			link_free = 0;
 			continue;
 		}
 		if (now - last >= iv && now >= link_free) {
 			last = now;
 			pthread_mutex_unlock(&gpsu_thr.lock);
 			link_free = gpsu_thr.round(d);
+			/* a window for a kick between the round and the lock */
+			if (gpsu_thr.round_delay_us)
+				usleep(gpsu_thr.round_delay_us);
 			pthread_mutex_lock(&gpsu_thr.lock);
 			continue;
 		}
 		until = last + iv > link_free ? last + iv : link_free;
 		ts.tv_sec = (time_t)(until / 1000000000);
 		ts.tv_nsec = (long)(until % 1000000000);
-		if (pthread_cond_timedwait(&gpsu_thr.wake, &gpsu_thr.lock,
-					   &ts) != ETIMEDOUT)
-			link_free = 0;
+		pthread_cond_timedwait(&gpsu_thr.wake, &gpsu_thr.lock, &ts);
 	}
 	pthread_mutex_unlock(&gpsu_thr.lock);
 	return NULL;
@@ -101,6 +110,7 @@ int gpsu_user_thread_start(int d, const cpu_set_t *cpus,
 			   gpsu_user_round_fn round)
 {
 	pthread_condattr_t ca;
+	const char *e;
 	char name[16];
 	int ret;
 
@@ -111,6 +121,8 @@ int gpsu_user_thread_start(int d, const cpu_set_t *cpus,
 		pthread_condattr_destroy(&ca);
 		gpsu_thr.ready = true;
 		gpsu_thr.stop = false;
+		e = getenv("GPSU_TEST_ROUND_DELAY_US");
+		gpsu_thr.round_delay_us = e ? (unsigned int)atoi(e) : 0;
 	}
 	gpsu_thr.round = round;
 	snprintf(name, sizeof(name), "gps-push%d", d);
@@ -121,11 +133,12 @@ int gpsu_user_thread_start(int d, const cpu_set_t *cpus,
 	return ret;
 }
 
-void gpsu_user_threads_kick(void)
+void gpsu_user_threads_kick(bool link)
 {
 	if (!gpsu_thr.ready)
 		return;
 	pthread_mutex_lock(&gpsu_thr.lock);
+	gpsu_thr.links += link;
 	pthread_cond_broadcast(&gpsu_thr.wake);
 	pthread_mutex_unlock(&gpsu_thr.lock);
 }

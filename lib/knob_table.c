@@ -41,7 +41,7 @@ __attribute__((constructor)) static void gpsu_knob_table_init(void)
 	(*k++ = (struct gpsu_knob){ .name = #_name,			\
 		.type = GPSU_KNOB_##_type, .def = _def, .min = _min,	\
 		.max = _max, .unit = _unit, .rule = _rule,		\
-		.words = _words })
+		.words = _words, .flags = _flags })
 #include "gps_knob_list.h"
 #undef GPS_KNOB
 #define GPS_STAT(_name, _kind)						\

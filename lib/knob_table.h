@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gps_knob_flags.h"
+
 enum gpsu_knob_type {
 	GPSU_KNOB_UINT,		/* unsigned int */
 	GPSU_KNOB_U64,
@@ -26,6 +28,7 @@ struct gpsu_knob {
 	const char *unit;		/* or NULL */
 	const char *rule;		/* what the range cannot say, or NULL */
 	const char *const *words;	/* WORDS: NULL-terminated */
+	unsigned int flags;		/* GPS_KNOB_*: what a change does */
 };
 
 /* How a counter adds up (gps_stats.h's kinds). */

@@ -625,6 +625,58 @@ TEST(link_unlimited_forgets_the_backlog)
 	EXPECT_LT(took, 0.5) TH_LOG("the fence took %.3f s", took);
 }
 
+/*
+ * A new link_bandwidth just after a push thread's round ends the
+ * thread's wait for the old link: at 1000 bytes/s the round's 16 KiB
+ * keep it busy for 16 s. Returns the rounds in the 3 s after the set
+ * (any load); the thread wants 2 at most 100 µs apart.
+ */
+static unsigned long long rounds_after_a_new_link(void)
+{
+	volatile uint8_t *v0, *v2;
+	unsigned long long r0;
+	int i, k, landed = 0;
+	uint8_t *p;
+
+	/* the window between a round and the thread's lock, 300 ms */
+	setenv("GPSU_TEST_ROUND_DELAY_US", "300000", 1);
+	use_native(3);
+	if (gpsSetDevice(2) || gpsMallocGPS((void **)&p, 65536, 0) ||
+	    gpsSetKnob("harvest_interval_us", 100) ||
+	    gpsSetKnob("link_bandwidth", 1000))
+		return 0;
+	v0 = view(p, 0);
+	v2 = view(p, 2);
+	for (k = 0; k < 4; k++)
+		memset((void *)(v2 + k * 4 * 4096), 0x77, 2048);
+	/* a round carried them all: the thread is in its window */
+	for (i = 0; i < 5000 && landed < 4; i++) {
+		for (k = landed = 0; k < 4; k++)
+			landed += v0[k * 4 * 4096 + 2047] == 0x77;
+		if (landed < 4)
+			usleep(1000);
+	}
+	r0 = counter("thread_rounds", 2);
+	if (landed < 4 || gpsSetKnob("link_bandwidth", 1000000000ULL))
+		return 0;
+	for (i = 0; i < 3000 && counter("thread_rounds", 2) < r0 + 2; i++)
+		usleep(1000);
+	unsetenv("GPSU_TEST_ROUND_DELAY_US");
+	return counter("thread_rounds", 2) - r0;
+}
+
+/*
+ * The kick of a new link_bandwidth, sent after a round and before the
+ * thread took its lock again, was lost: the thread slept out the old
+ * link's 16 s (no round in 3 s). (From a review.)
+ */
+TEST(a_new_bandwidth_after_a_round_ends_the_wait_for_the_old)
+{
+	unsigned long long n = rounds_after_a_new_link();
+
+	EXPECT_LE(2, n) TH_LOG("%llu rounds in 3 s", n);
+}
+
 static void *set_link_on(void *arg)
 {
 	*(gpsError_t *)arg = gpsSetKnob("link_bandwidth", 1000000000ULL);
