@@ -88,9 +88,12 @@ void gps_link_reset(void)
 /*
  * Sleep until @until (ns), killably: a fatal signal (or, for the push
  * thread, a stop) ends the wait: the data is in place, only the model's
- * timing is cut short.  The time waited is charged to @dev.
+ * timing is cut short.  With @follow, also until @dev's link frees as it
+ * is now: gps_link_reset() (a new link) ends the push thread's wait for
+ * the old one.  The time waited is charged to @dev.
  */
-static void gps_link_sleep(struct gps_dev *dev, u64 until, bool latency)
+static void gps_link_sleep(struct gps_dev *dev, u64 until, bool latency,
+			   bool follow)
 {
 	u64 start, now;
 
@@ -111,6 +114,8 @@ static void gps_link_sleep(struct gps_dev *dev, u64 until, bool latency)
 
 		usleep_range_state(us + 1, us + 50, TASK_KILLABLE);
 		now = ktime_get_ns();
+		if (follow)
+			until = min(until, READ_ONCE(dev->link_free_ns));
 	}
 	if (now > start)
 		atomic64_add(now - start, &dev->stats.link_wait_ns);
@@ -119,11 +124,12 @@ static void gps_link_sleep(struct gps_dev *dev, u64 until, bool latency)
 /**
  * gps_link_wait() - sleep until @dev's link has carried what it was given
  * @dev: device; no lock held
- * @latency: add link_latency_ns (a fence waits for the last byte to land)
+ * @latency: add link_latency_ns (a fence waits for the last byte to land);
+ *	without it (the push thread's wait) a new link ends the wait
  */
 void gps_link_wait(struct gps_dev *dev, bool latency)
 {
-	gps_link_sleep(dev, READ_ONCE(dev->link_free_ns), latency);
+	gps_link_sleep(dev, READ_ONCE(dev->link_free_ns), latency, !latency);
 }
 
 /**
@@ -154,5 +160,5 @@ void gps_link_wait_all(unsigned long mask, bool latency)
 		}
 	}
 	if (last >= 0)
-		gps_link_sleep(&gps_devs[last], until, latency);
+		gps_link_sleep(&gps_devs[last], until, latency, false);
 }
