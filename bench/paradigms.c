@@ -1546,15 +1546,19 @@ static size_t state_bytes(const struct wl *w)
  * found still owed (@exposed_ns: link_exposed_ns summed over the
  * devices) and the share hidden under the kernels.  1: the pushes left
  * during compute and the fences found the links free; 0: every byte
- * was pushed or carried at a fence.
+ * was pushed or carried at a fence (or more: fences of several threads
+ * each count a backlog they wait for together); n/a: nothing pushed.
  */
 static void link_share(unsigned long long bytes,
 		       unsigned long long exposed_ns, unsigned long long bw)
 {
 	double busy = (double)bytes / (double)bw, exp = exposed_ns * 1e-9;
 
-	printf(" link_busy_s=%.4f link_exposed_s=%.4f link_hidden=%.3f", busy,
-	       exp, busy > 0 && exp < busy ? 1 - exp / busy : 0.0);
+	printf(" link_busy_s=%.4f link_exposed_s=%.4f", busy, exp);
+	if (busy > 0)
+		printf(" link_hidden=%.3f", exp < busy ? 1 - exp / busy : 0.0);
+	else
+		printf(" link_hidden=n/a");
 }
 
 static void record(const struct wl *w, const char *pname, int nd,

@@ -30,8 +30,8 @@ static double now_s(void)
 
 FIXTURE(link) {
 	int ndev;
-	unsigned long long bw, lat;
-	int saved;		/* bw and lat hold the knobs to restore */
+	unsigned long long bw, lat, iv;
+	int saved;		/* bw, lat and iv hold the knobs to restore */
 	char *a, *b;		/* conventional, on devices 0 and 1 */
 };
 
@@ -42,6 +42,7 @@ FIXTURE_SETUP(link)
 	T_MIN_DEVICES(self->ndev, 2);
 	ASSERT_EQ(0, t_knob_get("link_bandwidth", &self->bw));
 	ASSERT_EQ(0, t_knob_get("link_latency_ns", &self->lat));
+	ASSERT_EQ(0, t_knob_get("harvest_interval_us", &self->iv));
 	self->saved = 1;
 	T_KNOB_SET("link_latency_ns", 0);
 	T_KNOB_SET("link_bandwidth", 0);
@@ -60,6 +61,7 @@ FIXTURE_TEARDOWN(link)
 	if (self->saved) {
 		t_knob_set("link_bandwidth", self->bw);
 		t_knob_set("link_latency_ns", self->lat);
+		t_knob_set("harvest_interval_us", self->iv);
 	}
 	gpsSetDevice(0);
 	if (self->a)
@@ -318,6 +320,50 @@ TEST_F_TIMEOUT(link, pushes_leave_while_the_kernel_runs, 120)
 	ASSERT_EQ(gpsSuccess, gpsFree(a.g));
 }
 
+#define FENCE_BW	1000000ULL	/* bytes/s: 512 KiB take 0.52 s */
+
+/*
+ * Without the push thread's rounds (harvest_interval_us 0) a kernel's
+ * stores leave at its fence, and the fence finds the link's time for
+ * them still owed: link_exposed_ns is at least half the link's time for
+ * device 0's pushes (the kernel's stores take far less), at most all of
+ * it. The counter of the test above, kept.
+ */
+TEST_F_TIMEOUT(link, a_fence_alone_finds_the_link_owed, 120)
+{
+	struct spin_args a = { .v = 0x4e };
+	long long p0, w0;
+	double busy, exposed;
+	gpsStream_t s;
+	int go = 1, bad = 0;
+
+	a.go = &go;
+	a.bad = &bad;
+	ASSERT_EQ(gpsSuccess, spin_alloc(&a, &s));
+	T_KNOB_SET("harvest_interval_us", 0);
+	T_KNOB_SET("link_bandwidth", FENCE_BW);
+	p0 = t_dev_stat(0, "bytes_pushed");
+	w0 = t_dev_stat(0, "link_exposed_ns");
+	ASSERT_LE(0, p0);
+	ASSERT_LE(0, w0);
+	ASSERT_EQ(gpsSuccess, spin_launch(store_and_spin, &a, s));
+	ASSERT_EQ(gpsSuccess, gpsStreamSynchronize(s));
+	ASSERT_EQ(gpsSuccess, gpsStreamDestroy(s));
+	busy = (double)(t_dev_stat(0, "bytes_pushed") - p0) / FENCE_BW;
+	exposed = (double)(t_dev_stat(0, "link_exposed_ns") - w0) / 1e9;
+	TH_LOG("the link busy %.3f s for device 0's pushes, %.3f s of it "
+	       "left to the fence", busy, exposed);
+	ASSERT_LE((double)SPUN / FENCE_BW, busy);
+	ASSERT_LE(busy / 2, exposed);
+	ASSERT_GE(busy * 1.01, exposed);
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(1));
+	ASSERT_EQ(gpsSuccess, spin_launch(count_others, &a, NULL));
+	ASSERT_EQ(gpsSuccess, gpsDeviceSynchronize());
+	ASSERT_EQ(0, bad);
+	ASSERT_EQ(gpsSuccess, gpsSetDevice(0));
+	ASSERT_EQ(gpsSuccess, gpsFree(a.g));
+}
+
 #define SLOW_BW	100000ULL	/* bytes/s: a 4 KiB page takes 41 ms */
 
 /*
@@ -348,8 +394,8 @@ TEST_F_TIMEOUT(link, no_round_while_the_link_is_busy, 120)
 	while (now_s() - t0 < 20 &&
 	       (pushed = t_dev_stat(0, "bytes_pushed") - p0) <= 0)
 		usleep(200);
+	t1 = now_s();		/* the push seen: before the rounds are read */
 	r1 = t_dev_stat(0, "thread_rounds");
-	t1 = now_s();
 	/* the first push keeps the link busy for its bytes' time at least */
 	busy = (double)pushed / SLOW_BW;
 	window = busy / 4 < 0.05 ? busy / 4 : 0.05;
@@ -369,6 +415,55 @@ TEST_F_TIMEOUT(link, no_round_while_the_link_is_busy, 120)
 	 * more than that the thread ran */
 	if (t2 - t1 < busy * 0.8)
 		ASSERT_GE(2, r2 - r1);
+	ASSERT_EQ(gpsSuccess, gpsFree(a.g));
+}
+
+#define CRAWL_BW	1000ULL	/* bytes/s, the least: a 4 KiB page takes 4 s */
+
+/*
+ * A new link_bandwidth ends the push thread's wait for the old link (the
+ * backlog is forgotten: gps_link_reset()): with the link at 1000 bytes/s,
+ * once device 0's thread has pushed some of a kernel's 512 KiB (seconds
+ * of link time at least) and is waiting for its link, the link at
+ * 1 GB/s has it back at its rounds, 2 within 3 s. The driver's thread
+ * slept out the old link's time (no round in 3 s, from a review).
+ */
+TEST_F_TIMEOUT(link, a_new_bandwidth_ends_the_threads_wait, 120)
+{
+	struct spin_args a = { .v = 0x2d };
+	long long p0, pushed = 0, r0, r = 0;
+	double t0, busy;
+	gpsStream_t s;
+	int go = 0;
+
+	a.go = &go;
+	ASSERT_EQ(gpsSuccess, spin_alloc(&a, &s));
+	T_KNOB_SET("link_bandwidth", CRAWL_BW);
+	p0 = t_dev_stat(0, "bytes_pushed");
+	ASSERT_LE(0, p0);
+	ASSERT_EQ(gpsSuccess, spin_launch(store_and_spin, &a, s));
+	t0 = now_s();
+	while (now_s() - t0 < 20 &&
+	       (pushed = t_dev_stat(0, "bytes_pushed") - p0) <= 0)
+		usleep(1000);
+	usleep(200000);		/* the round ends: the thread waits */
+	pushed = t_dev_stat(0, "bytes_pushed") - p0;
+	busy = (double)pushed / CRAWL_BW;
+	r0 = t_dev_stat(0, "thread_rounds");
+	ASSERT_LE(0, r0);
+	ASSERT_EQ(0, t_knob_set("link_bandwidth", 1000000000ULL));
+	t0 = now_s();
+	while (now_s() - t0 < 3 &&
+	       (r = t_dev_stat(0, "thread_rounds") - r0) < 2)
+		usleep(1000);
+	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(gpsSuccess, gpsStreamSynchronize(s));
+	ASSERT_EQ(gpsSuccess, gpsStreamDestroy(s));
+	TH_LOG("%lld bytes pushed (the old link busy %.1f s); %lld rounds in "
+	       "the %.3f s after the new one", pushed, busy, r,
+	       now_s() - t0);
+	ASSERT_LT(0, pushed);
+	ASSERT_LE(2, r);
 	ASSERT_EQ(gpsSuccess, gpsFree(a.g));
 }
 
