@@ -178,6 +178,8 @@ void gpsu_user_threads_stop(void);
  * (GPS_KNOB_LINK_RESET), they also forget the old link's time.
  */
 void gpsu_user_threads_kick(bool link);
+/* When device @d's link frees, as it stands (engine_user_publish.c). */
+uint64_t gpsu_user_link_end(int d);
 /* ---- fence helpers (engine_user_help.c) ----------------------------- */
 
 /* Helper threads of a device at most (the driver's: a node's CPUs but one). */
@@ -204,11 +206,12 @@ void gpsu_user_stats(struct gpsu_user_stats *st);
 
 /*
  * What a knob change asks of the engine above (engine_user_publish.c),
- * called under the knobs' lock before the new values are stored:
- * @reshape drains every queue and lays it out again with @capacity,
+ * called under the knobs' lock: @reshape, before the new values are
+ * stored, drains every queue and lays it out again with @capacity,
  * @watermark and @block_size (0 or an errno: nothing changed);
- * @link_reset forgets what the links owed (a new link_bandwidth or
- * link_latency_ns, the driver's gps_link_reset()).
+ * @link_reset, after, forgets what the links owed (a new link_bandwidth,
+ * the driver's gps_link_reset()), so that no charge at the old
+ * bandwidth lands after it.
  */
 struct gpsu_user_knob_hooks {
 	int (*reshape)(unsigned int capacity, unsigned int watermark,

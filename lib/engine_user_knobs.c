@@ -182,12 +182,13 @@ unsigned int gpsu_user_knob_set(int i, uint64_t v, int *err)
 			(unsigned int)vals[GPSU_K(queue_capacity)],
 			(unsigned int)vals[GPSU_K(queue_watermark)],
 			(unsigned int)vals[GPSU_K(block_size)]);
-	if (!ret && (changed & GPS_KNOB_LINK_RESET))
-		gpsu_uk.hooks.link_reset();
 	if (!ret)
 		for (k = 0; k < GPSU_NKNOBS; k++)
 			__atomic_store_n(&gpsu_uk.knob[k], vals[k],
 					 __ATOMIC_RELAXED);
+	/* after the stores: a round charging after it sees the new link */
+	if (!ret && (changed & GPS_KNOB_LINK_RESET))
+		gpsu_uk.hooks.link_reset();
 	/* the publisher shows it at once */
 	if (!ret)
 		pthread_cond_signal(&gpsu_uk.wake);

@@ -350,8 +350,10 @@ static int gpsu_user_fence_dev(int d, bool own, bool host, uint64_t *until)
 	while (gps_queue_push_oldest(&dev->q, ~0U, h->now, 0, false,
 				     gpsu_user_push, h))
 		;
-	dev->link_busy = gps_link_busy_until(dev->link_busy, h->now, h->bytes,
-					     gpsu_user_knob(GPSU_K(link_bandwidth)));
+	__atomic_store_n(&dev->link_busy,
+			 gps_link_busy_until(dev->link_busy, h->now, h->bytes,
+					     gpsu_user_knob(GPSU_K(link_bandwidth))),
+			 __ATOMIC_RELAXED);
 	/*
 	 * A visit for the host views alone waits for the link only if it
 	 * sent something: else a release would wait for the tail of
@@ -399,11 +401,12 @@ uint64_t gpsu_user_round(int d)
 	struct gpsu_harvest *h;
 	uint64_t scans = 0, host_written = 0, t0, busy;
 
+	/* given up, the round keeps the link's end: no round into it */
 	if (pthread_rwlock_tryrdlock(&gpsu_user.allocs_lock))
-		return 0;
+		return gpsu_user_link_end(d);
 	if (pthread_mutex_trylock(&dev->lock)) {
 		pthread_rwlock_unlock(&gpsu_user.allocs_lock);
-		return 0;
+		return gpsu_user_link_end(d);
 	}
 	h = gpsu_user_harvest_new(d);
 	if (!h)
@@ -415,8 +418,10 @@ uint64_t gpsu_user_round(int d)
 	while (gps_queue_push_oldest(&dev->q, ~0U, h->now, 0, true,
 				     gpsu_user_push, h))
 		;
-	dev->link_busy = gps_link_busy_until(dev->link_busy, t0, h->bytes,
-					     gpsu_user_knob(GPSU_K(link_bandwidth)));
+	__atomic_store_n(&dev->link_busy,
+			 gps_link_busy_until(dev->link_busy, t0, h->bytes,
+					     gpsu_user_knob(GPSU_K(link_bandwidth))),
+			 __ATOMIC_RELAXED);
 	gpsu_user_account(d, h, host_written, scans);
 	gpsu_user_count(d, GPSU_S(thread_rounds), 1);
 	GPSU_STAT_ADD(rounds, 1);
@@ -484,13 +489,20 @@ int gpsu_user_fence_mask(uint64_t mask, bool host)
 	return ret;
 }
 
+/* When device @d's link frees, as it stands (no lock: a push thread's). */
+uint64_t gpsu_user_link_end(int d)
+{
+	return __atomic_load_n(&gpsu_user.dev[d].link_busy, __ATOMIC_RELAXED);
+}
+
 void gpsu_user_link_reset(void)
 {
 	int d;
 
 	for (d = 0; d < gpsu_user.ndev; d++) {
 		pthread_mutex_lock(&gpsu_user.dev[d].lock);
-		gpsu_user.dev[d].link_busy = 0;
+		__atomic_store_n(&gpsu_user.dev[d].link_busy, 0,
+				 __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&gpsu_user.dev[d].lock);
 	}
 }

@@ -63,8 +63,9 @@ static uint64_t gpsu_thread_now(void)
  * before the link frees (@link_free: as the last round found it); with no
  * interval, a sleep until the knobs change or the threads stop. A kick
  * cannot be missed: the knobs are stored before it takes the lock, and
- * they are read under it; a new link, counted in links, ends the wait for
- * the old one, also when it came while the thread ran a round unlocked.
+ * they are read under it; a new link, counted in links, cuts the wait to
+ * the link's end as it stands (the driver's gps_link_wait() follows it
+ * too), also when it came while the thread ran a round unlocked.
  */
 static void *gpsu_thread_main(void *arg)
 {
@@ -76,9 +77,11 @@ static void *gpsu_thread_main(void *arg)
 	pthread_mutex_lock(&gpsu_thr.lock);
 	seen = gpsu_thr.links;
 	while (!gpsu_thr.stop) {
+		/* a new link: its end as it stands (a round's charge kept) */
 		if (seen != gpsu_thr.links) {
 			seen = gpsu_thr.links;
-			link_free = 0;
+			if (gpsu_user_link_end(d) < link_free)
+				link_free = gpsu_user_link_end(d);
 		}
 		iv = gpsu_thread_interval();
 		now = gpsu_thread_now();
