@@ -1583,9 +1583,14 @@ static void record(const struct wl *w, const char *pname, int nd,
 		/* the bound: no implementation beats it with this link */
 		double b = link_s * per > ideal_s ? link_s * per : ideal_s;
 
-		printf(" bound_s=%.4f bound_by=%s efficiency=%.3f", b,
-		       link_s * per > ideal_s ? "link" :
-		       "ideal", r->t > 0 ? b / r->t : 0.0);
+		/* without memcpy in the run the link's alone: no yardstick */
+		if (ideal_s > 0)
+			printf(" bound_s=%.4f bound_by=%s efficiency=%.3f", b,
+			       link_s * per > ideal_s ? "link" : "ideal",
+			       r->t > 0 ? b / r->t : 0.0);
+		else
+			printf(" bound_s=%.4f bound_by=link-only "
+			       "efficiency=n/a", b);
 	}
 	if (memcpy_bytes)
 		printf(" bytes_norm=%.3f", (double)r->bytes / memcpy_bytes);
