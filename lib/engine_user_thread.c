@@ -79,9 +79,11 @@ static void *gpsu_thread_main(void *arg)
 	while (!gpsu_thr.stop) {
 		/* a new link: its end as it stands (a round's charge kept) */
 		if (seen != gpsu_thr.links) {
+			uint64_t end = gpsu_user_link_end(d);
+
 			seen = gpsu_thr.links;
-			if (gpsu_user_link_end(d) < link_free)
-				link_free = gpsu_user_link_end(d);
+			if (end < link_free)
+				link_free = end;
 		}
 		iv = gpsu_thread_interval();
 		now = gpsu_thread_now();

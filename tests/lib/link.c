@@ -263,6 +263,30 @@ static gpsError_t spin_launch(void (*fn)(void *), struct spin_args *a,
 			       GPS_ARGS(a, GPS_PTR(struct spin_args, g)), s);
 }
 
+/* The spinning kernel of @s let end, and @s synchronized and destroyed. */
+static gpsError_t spin_end(int *go, gpsStream_t s)
+{
+	gpsError_t e;
+
+	__atomic_store_n(go, 1, __ATOMIC_RELEASE);
+	e = gpsStreamSynchronize(s);
+	if (e == gpsSuccess)
+		e = gpsStreamDestroy(s);
+	return e;
+}
+
+/* Device 0's bytes_pushed past @p0 once it moves (at most 20 s). */
+static long long first_push(long long p0)
+{
+	double t0 = now_s();
+	long long pushed;
+
+	while ((pushed = t_dev_stat(0, "bytes_pushed") - p0) <= 0 &&
+	       now_s() - t0 < 20)
+		usleep(200);
+	return pushed;
+}
+
 /*
  * Pushes leave while the kernel runs, and the link is charged as they
  * leave (the benchmarks' link_hidden): with the link modelled, device
@@ -302,9 +326,7 @@ TEST_F_TIMEOUT(link, pushes_leave_while_the_kernel_runs, 120)
 	       (pushed = t_dev_stat(0, "bytes_pushed") - p0) > 0 &&
 	       now_s() - t0 < 2 * (double)pushed / BW + 0.02)
 		usleep(1000);
-	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
-	ASSERT_EQ(gpsSuccess, gpsStreamSynchronize(s));
-	ASSERT_EQ(gpsSuccess, gpsStreamDestroy(s));
+	ASSERT_EQ(gpsSuccess, spin_end(&go, s));
 	busy = (double)(t_dev_stat(0, "bytes_pushed") - p0) / BW;
 	wait = (double)(t_dev_stat(0, "link_exposed_ns") - w0) / 1e9;
 	TH_LOG("the link busy %.3f s for device 0's pushes, %.3f s of it "
@@ -382,7 +404,7 @@ TEST_F_TIMEOUT(link, no_round_while_the_link_is_busy, 120)
 {
 	struct spin_args a = { .v = 0x3c };
 	long long p0, pushed = 0, r1, r2;
-	double t0, t1, t2, busy, window;
+	double t1, t2, busy, window;
 	gpsStream_t s;
 	int go = 0;
 
@@ -393,10 +415,7 @@ TEST_F_TIMEOUT(link, no_round_while_the_link_is_busy, 120)
 	ASSERT_LE(0, p0);
 	ASSERT_LE(0, t_dev_stat(0, "thread_rounds"));
 	ASSERT_EQ(gpsSuccess, spin_launch(store_and_spin, &a, s));
-	t0 = now_s();
-	while (now_s() - t0 < 20 &&
-	       (pushed = t_dev_stat(0, "bytes_pushed") - p0) <= 0)
-		usleep(200);
+	pushed = first_push(p0);
 	t1 = now_s();		/* the push seen: before the rounds are read */
 	r1 = t_dev_stat(0, "thread_rounds");
 	/* the first push keeps the link busy for its bytes' time at least */
@@ -407,9 +426,7 @@ TEST_F_TIMEOUT(link, no_round_while_the_link_is_busy, 120)
 	t2 = now_s();
 	/* a new bandwidth forgets the backlog: the kernel's end is quick */
 	ASSERT_EQ(0, t_knob_set("link_bandwidth", 0));
-	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
-	ASSERT_EQ(gpsSuccess, gpsStreamSynchronize(s));
-	ASSERT_EQ(gpsSuccess, gpsStreamDestroy(s));
+	ASSERT_EQ(gpsSuccess, spin_end(&go, s));
 	TH_LOG("%lld bytes in the first push (the link busy %.3f s); %lld "
 	       "rounds in the %.3f s after it", pushed, busy, r2 - r1,
 	       t2 - t1);
@@ -445,10 +462,7 @@ TEST_F_TIMEOUT(link, a_new_bandwidth_ends_the_threads_wait, 120)
 	p0 = t_dev_stat(0, "bytes_pushed");
 	ASSERT_LE(0, p0);
 	ASSERT_EQ(gpsSuccess, spin_launch(store_and_spin, &a, s));
-	t0 = now_s();
-	while (now_s() - t0 < 20 &&
-	       (pushed = t_dev_stat(0, "bytes_pushed") - p0) <= 0)
-		usleep(1000);
+	(void)first_push(p0);
 	usleep(200000);		/* the round ends: the thread waits */
 	pushed = t_dev_stat(0, "bytes_pushed") - p0;
 	busy = (double)pushed / CRAWL_BW;
@@ -459,9 +473,7 @@ TEST_F_TIMEOUT(link, a_new_bandwidth_ends_the_threads_wait, 120)
 	while (now_s() - t0 < 3 &&
 	       (r = t_dev_stat(0, "thread_rounds") - r0) < 2)
 		usleep(1000);
-	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
-	ASSERT_EQ(gpsSuccess, gpsStreamSynchronize(s));
-	ASSERT_EQ(gpsSuccess, gpsStreamDestroy(s));
+	ASSERT_EQ(gpsSuccess, spin_end(&go, s));
 	TH_LOG("%lld bytes pushed (the old link busy %.1f s); %lld rounds in "
 	       "the %.3f s after the new one", pushed, busy, r,
 	       now_s() - t0);
