@@ -29,8 +29,10 @@
 #include <linux/ktime.h>
 #include <linux/math64.h>
 #include <linux/delay.h>
+#include <linux/freezer.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/jobctl.h>
 #include <linux/kthread.h>
 #include "gps_internal.h"
 #include "gps_linkmodel.h"
@@ -86,11 +88,28 @@ void gps_link_reset(void)
 }
 
 /*
+ * Is the sleeping task asked to freeze (suspend, hibernation, a cgroup
+ * freezer)?  The push thread freezes in place (no lock held); a fence or
+ * a fault (remote_lock, mmap_lock held: it must not freeze there) stops
+ * waiting, and freezes on its way back to user space.
+ */
+static bool gps_link_freezing(void)
+{
+	if (current->flags & PF_KTHREAD) {
+		try_to_freeze();
+		return false;
+	}
+	return freezing(current) ||
+	       (READ_ONCE(current->jobctl) & JOBCTL_TRAP_FREEZE);
+}
+
+/*
  * Sleep until @until (ns), killably: a fatal signal (or, for the push
- * thread, a stop) ends the wait: the data is in place, only the model's
- * timing is cut short.  With @follow, also until @dev's link frees as it
- * is now: gps_link_reset() (a new link) ends the push thread's wait for
- * the old one.  The time waited is charged to @dev.
+ * thread, a stop), or a freeze of a task that holds locks, ends the wait:
+ * the data is in place, only the model's timing is cut short.  With
+ * @follow, also until @dev's link frees as it is now: gps_link_reset()
+ * (a new link) ends the push thread's wait for the old one.  The time
+ * waited is charged to @dev.
  */
 static void gps_link_sleep(struct gps_dev *dev, u64 until, bool latency,
 			   bool follow)
@@ -107,7 +126,8 @@ static void gps_link_sleep(struct gps_dev *dev, u64 until, bool latency,
 		until = gps_link_fence_end(until, start,
 					   READ_ONCE(gps_knobs.link_latency_ns));
 	while (now < until && !fatal_signal_pending(current) &&
-	       !((current->flags & PF_KTHREAD) && kthread_should_stop())) {
+	       !((current->flags & PF_KTHREAD) && kthread_should_stop()) &&
+	       !gps_link_freezing()) {
 		/* Killable, not interruptible: a handled signal must not spin. */
 		u64 us = div_u64(min_t(u64, until - now, 10 * NSEC_PER_MSEC),
 				 NSEC_PER_USEC);

@@ -5,13 +5,19 @@
  * latency is paid by a fence that pushed, not by an empty one; out of
  * range values are refused.  The devices' links carry a release's pushes
  * at the same time: a fence of several devices costs the slowest link
- * and one link latency, not their sum.
+ * and one link latency, not their sum.  A system freeze does not wait
+ * for a slow link.
  */
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+
 #include "kselftest_harness.h"
 #include "gps_test.h"
 
 #define PG	GPS_PAGE_64K
 #define LEN	(1 << 20)
+#define PM_DELAY	"/sys/module/suspend/parameters/pm_test_delay"
 #define BW	2500000		/* bytes/s: 1 MiB takes 0.42 s */
 
 FIXTURE(link) {
@@ -151,6 +157,171 @@ TEST_F(link, fence_of_several_pays_latency_once)
 	ASSERT_LT(t, 0.4 * 1.75) {
 		TH_LOG("fence took %.3f s for %d devices", t, self->nr);
 	}
+}
+
+#define FREEZE_BW	1000	/* bytes/s: 64 KiB keep a link busy 65 s */
+
+/* Write @val to /sys/power/@file: 0 or -errno. */
+static int power_write(const char *file, const char *val)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s%s", file[0] == '/' ? "" :
+		 "/sys/power/", file);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	return (int)n;
+}
+
+/* /sys/power/@file's value (the bracketed one of a list) into @buf. */
+static int power_read(const char *file, char *buf, size_t len)
+{
+	char path[128], raw[256], *b, *e;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s%s", file[0] == '/' ? "" :
+		 "/sys/power/", file);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, raw, sizeof(raw) - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	raw[n] = 0;
+	b = strchr(raw, '[');
+	e = b ? strchr(b, ']') : NULL;
+	if (b && e) {
+		*e = 0;
+		b++;
+	} else {
+		b = raw;
+		b[strcspn(b, "\n")] = 0;
+	}
+	snprintf(buf, len, "%s", b);
+	return 0;
+}
+
+/* 'D' once @pid sleeps in the kernel (killably), at most 10 s. */
+static char sleep_state(pid_t pid)
+{
+	char path[64], buf[256], st = 0, *p;
+	int i, fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	for (i = 0; i < 10000 && st != 'D'; i++) {
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			return 0;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = 0;
+		p = strrchr(buf, ')');
+		st = p && p[1] ? p[2] : 0;
+		if (st != 'D')
+			usleep(1000);
+	}
+	return st;
+}
+
+/* A process of its own that pushes 64 KiB from device 0 and fences. */
+static void fence_slowly(void)
+{
+	int fd = open(GPS_DEV, O_RDWR), d, nr;
+	struct gps_buf b;
+
+	nr = fd < 0 ? 0 : gps_nr_devices(fd);
+	if (nr < 2 || gps_alloc(fd, &b, PG, GPS_MEM_GPS, 0, 0, PG))
+		_exit(2);
+	for (d = 0; d < nr; d++)
+		if (!gps_map(fd, &b, d))
+			_exit(3);
+	memset(b.view[0], 7, PG);
+	_exit(gps_fence(fd, 0, NULL) ? 4 : 0);
+}
+
+/*
+ * A system freeze (suspend, hibernation) does not wait for the link: the
+ * push thread freezes where it sleeps out a slow link and sleeps on after
+ * the thaw (no new round); a fence sleeping out the link (it holds locks:
+ * it must not freeze there) stops waiting, returns 0 and freezes on its
+ * way out.  The freezer's test mode freezes every
+ * task and thaws it again; a task that will not freeze within
+ * pm_freeze_timeout fails the freeze (-EBUSY).  It freezes the whole
+ * machine: run only in gps-vm's guests.
+ */
+TEST_F_TIMEOUT(link, a_freeze_does_not_wait_for_the_link, 120)
+{
+	char test[64], tmo[32], delay[32];
+	int node = gps_node_of(self->fd, 0), ret, st, i;
+	struct timespec t0, t1;
+	long long p0, r0, r1;
+	double t;
+	pid_t pid;
+
+	if (!getenv("GPS_VM_SERIES"))
+		SKIP(return, "freezes every task of the machine: only in "
+			     "gps-vm's guests (GPS_VM_SERIES)");
+	if (power_read("pm_test", test, sizeof(test)) ||
+	    power_read("pm_freeze_timeout", tmo, sizeof(tmo)))
+		SKIP(return, "no /sys/power/pm_test (CONFIG_PM_DEBUG)");
+	if (power_read(PM_DELAY, delay, sizeof(delay)))
+		delay[0] = 0;
+	ASSERT_LE(0, node);
+	p0 = gps_stat(node, "bytes_pushed");
+	ASSERT_EQ(0, gps_set_knob("link_bandwidth", FREEZE_BW));
+	ASSERT_EQ(0, gps_set_knob("harvest_interval_us", 1000));
+	/* device 0's push thread sends it, then sleeps out its link */
+	memset(self->b.view[0], 3, PG);
+	for (ret = 0; ret < 20000 && gps_stat(node, "bytes_pushed") <= p0;
+	     ret++)
+		usleep(1000);
+	ASSERT_GT(gps_stat(node, "bytes_pushed"), p0);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		fence_slowly();
+	ASSERT_EQ('D', sleep_state(pid));
+	usleep(50000);	/* the thread's round over: it sleeps too */
+	r0 = gps_stat(node, "thread_rounds");
+
+	ASSERT_EQ(0, power_write("pm_freeze_timeout", "3000"));
+	if (delay[0])
+		power_write(PM_DELAY, "0");
+	ASSERT_EQ(0, power_write("pm_test", "freezer"));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ret = power_write("state", "freeze");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	t = t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	EXPECT_EQ(0, power_write("pm_test", test));
+	EXPECT_EQ(0, power_write("pm_freeze_timeout", tmo));
+	if (delay[0])
+		EXPECT_EQ(0, power_write(PM_DELAY, delay));
+	/* the fence's wait was cut short, with success; the thread's not */
+	for (i = 0; i < 5000 && !waitpid(pid, &st, WNOHANG); i++)
+		usleep(1000);
+	if (i == 5000) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	r1 = gps_stat(node, "thread_rounds");
+	ASSERT_EQ(0, ret) {
+		TH_LOG("the freeze failed after %.1f s (%s): a task "
+		       "sleeping out the link did not freeze", t,
+		       strerror(-ret));
+	}
+	TH_LOG("froze and thawed in %.2f s", t);
+	ASSERT_LT(i, 5000);
+	ASSERT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st));
+	ASSERT_EQ(r0, r1);
 }
 
 TEST_HARNESS_MAIN
