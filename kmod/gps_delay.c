@@ -38,6 +38,7 @@ static struct gps_delay gps_delays[GPS_NR_DELAY_POINTS] = {
 	[GPS_DELAY_MKWRITE_CAPTURED] = { .name = "delay_mkwrite_captured" },
 	[GPS_DELAY_READ_PAGE] = { .name = "delay_read_page" },
 	[GPS_DELAY_FREE_ZAP] = { .name = "delay_free_zap" },
+	[GPS_DELAY_LINK_CHARGE] = { .name = "delay_link_charge" },
 };
 
 /**

@@ -32,6 +32,8 @@ struct dentry;
  *	with no lock held: a long GPS_IOC_READ made longer still
  * @GPS_DELAY_FREE_ZAP: gps_alloc_kill(), the allocation dead and purged
  *	from the queues and dirty lists, before its views are zapped
+ * @GPS_DELAY_LINK_CHARGE: gps_link_charge(), a push's bytes sent, before
+ *	they are charged to the link's clock: a new link_bandwidth meanwhile
  * @GPS_NR_DELAY_POINTS: number of points
  */
 enum gps_delay_point {
@@ -42,6 +44,7 @@ enum gps_delay_point {
 	GPS_DELAY_MKWRITE_CAPTURED,
 	GPS_DELAY_READ_PAGE,
 	GPS_DELAY_FREE_ZAP,
+	GPS_DELAY_LINK_CHARGE,
 	GPS_NR_DELAY_POINTS
 };
 

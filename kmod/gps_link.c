@@ -35,20 +35,29 @@
 #include <linux/sched/jobctl.h>
 #include <linux/kthread.h>
 #include "gps_internal.h"
+#include "gps_delay.h"
 #include "gps_linkmodel.h"
 
-/* Account @bytes sent over @dev's link. */
+/*
+ * Account @bytes sent over @dev's link.  The bandwidth is read under
+ * link_lock: a new one is stored before gps_link_reset() takes the lock,
+ * so a charge either comes before the reset (and is forgotten) or sees
+ * the new link; never the old link's cost after the reset.
+ */
 static void gps_link_charge(struct gps_dev *dev, u64 bytes)
 {
-	u64 bw = READ_ONCE(gps_knobs.link_bandwidth);
-	u64 now;
+	u64 bw, now;
 
-	if (!bw || !bytes)
+	if (!bytes || !READ_ONCE(gps_knobs.link_bandwidth))
 		return;
+	gps_delay(GPS_DELAY_LINK_CHARGE);
 	now = ktime_get_ns();
 	spin_lock(&dev->link_lock);
-	WRITE_ONCE(dev->link_free_ns,
-		   gps_link_busy_until(dev->link_free_ns, now, bytes, bw));
+	bw = READ_ONCE(gps_knobs.link_bandwidth);
+	if (bw)
+		WRITE_ONCE(dev->link_free_ns,
+			   gps_link_busy_until(dev->link_free_ns, now, bytes,
+					       bw));
 	spin_unlock(&dev->link_lock);
 }
 

@@ -23,6 +23,9 @@
  *  - captured_store_fenced: a store into a page that a write fault
  *    captured (mapped writable with no fault of its own), then a host
  *    fence, while that fault has not returned yet.
+ *  - link_charge: a new link_bandwidth (unlimited) set while a fence's
+ *    push is about to charge its bytes to the old, slow link.  The fence
+ *    does not then wait for the old link.
  *
  * Without the delay points (stock kernels) each test runs the same calls
  * a number of rounds without widening anything, with the same asserts:
@@ -84,7 +87,7 @@ static int delay_wait_hit(const char *point, long long old)
 
 static const char *const race_points[] = {
 	"alloc_publish", "fence_owners", "fence_named", "harvest_lock",
-	"mkwrite_captured",
+	"mkwrite_captured", "link_charge",
 };
 
 #define NR_RACE_POINTS	(sizeof(race_points) / sizeof(race_points[0]))
@@ -108,7 +111,8 @@ FIXTURE_VARIANT_ADD(races, plain) {
 };
 
 static const char *const race_knobs[] = {
-	GPS_KNOBS_COMMON, "keep_writable_ms", "capture_bytes", NULL,
+	GPS_KNOBS_COMMON, "keep_writable_ms", "capture_bytes",
+	"link_bandwidth", NULL,
 };
 
 FIXTURE_SETUP(races)
@@ -552,6 +556,52 @@ TEST_F(races, captured_store_fenced)
 		ASSERT_EQ(0, gps_free(fx->fd, &fx->b));
 		fx->have_b = 0;
 	}
+}
+
+/*
+ * The slowest link (1000 bytes/s) owes a small page's push 4 s.  A
+ * fence is held after its push sent the first small page, before its
+ * bytes are charged; meanwhile the link is set unlimited, which forgets
+ * what it owed.  The charge must see the new link: the fence does not
+ * wait for the link at all (link_wait_ns stays), not the old link's 4 s
+ * for that page.  Without the delay point there is no window to
+ * hold (a fence already sleeping out the old link when the link changes
+ * sleeps on): the plain variant is skipped.
+ */
+TEST_F_TIMEOUT(races, link_charge, 120)
+{
+	struct gps_fixture *fx = gps_fx(self);
+	struct fencer f0 = { .fd = fx->fd, .device = 0 };
+	long long hits, t0, t1, w0;
+	unsigned char got;
+	int node;
+	pthread_t t;
+
+	if (fx->nr < 2)
+		SKIP(return, "needs 2 devices");
+	if (!variant->delayed)
+		SKIP(return, "a window only the delay point holds open");
+	node = gps_node_of(fx->fd, 0);
+	ASSERT_LE(0, node);
+	gps_fixture_alloc(_metadata, fx, GP, GP, 2);
+	ASSERT_EQ(0, gps_set_knob("link_bandwidth", 1000));
+	memset(fx->b.view[0], 5, GP);
+	hits = delay_get("link_charge", "hits");
+	w0 = gps_stat(node, "link_wait_ns");
+	ASSERT_EQ(0, race_arm(variant, "link_charge"));
+	t0 = gps_now_ms();
+	ASSERT_EQ(0, pthread_create(&t, NULL, fence_thread, &f0));
+	ASSERT_EQ(0, delay_wait_hit("link_charge", hits));
+	ASSERT_EQ(0, delay_arm("link_charge", 0));
+	ASSERT_EQ(0, gps_set_knob("link_bandwidth", 0));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	t1 = gps_now_ms();
+	ASSERT_EQ(0, f0.ret);
+	EXPECT_EQ(w0, gps_stat(node, "link_wait_ns"))
+		TH_LOG("the fence waited for the old link (%lld ms in all)",
+		       t1 - t0);
+	ASSERT_EQ(0, gps_read(fx->fd, &fx->b, 1, GP - 1, &got, 1));
+	EXPECT_EQ(5, got);
 }
 
 TEST_HARNESS_MAIN
