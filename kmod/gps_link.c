@@ -96,18 +96,32 @@ void gps_link_reset(void)
 	}
 }
 
-/*
- * Is the sleeping task asked to freeze (suspend, hibernation, a cgroup
- * freezer)?  The push thread freezes in place (no lock held); a fence or
- * a fault (remote_lock, mmap_lock held: it must not freeze there) stops
- * waiting, and freezes on its way back to user space.
- */
-static bool gps_link_freezing(void)
+/* Is any freeze (system or cgroup v1) under way? */
+static bool gps_link_any_freeze(void)
 {
-	if (current->flags & PF_KTHREAD) {
+#ifdef CONFIG_FREEZER
+	return static_branch_unlikely(&freezer_active);
+#else
+	return false;
+#endif
+}
+
+/*
+ * Is a freeze (suspend, hibernation, a cgroup freezer) waiting for the
+ * sleeper?  @dev's push thread freezes in place (no lock held).  A fence
+ * or a fault (remote_lock, mmap_lock held: it must not freeze there)
+ * stops waiting, and freezes on its way back to user space.  An io_uring
+ * fence's kworker never freezes, but a user task can wait for the locks
+ * it holds: it stops waiting while any freeze is under way.
+ */
+static bool gps_link_freezing(struct gps_dev *dev)
+{
+	if (current == dev->thread) {
 		try_to_freeze();
 		return false;
 	}
+	if (current->flags & PF_KTHREAD)
+		return gps_link_any_freeze();
 	return freezing(current) ||
 	       (READ_ONCE(current->jobctl) & JOBCTL_TRAP_FREEZE);
 }
@@ -136,7 +150,7 @@ static void gps_link_sleep(struct gps_dev *dev, u64 until, bool latency,
 					   READ_ONCE(gps_knobs.link_latency_ns));
 	while (now < until && !fatal_signal_pending(current) &&
 	       !((current->flags & PF_KTHREAD) && kthread_should_stop()) &&
-	       !gps_link_freezing()) {
+	       !gps_link_freezing(dev)) {
 		/* Killable, not interruptible: a handled signal must not spin. */
 		u64 us = div_u64(min_t(u64, until - now, 10 * NSEC_PER_MSEC),
 				 NSEC_PER_USEC);

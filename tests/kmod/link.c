@@ -6,7 +6,7 @@
  * range values are refused.  The devices' links carry a release's pushes
  * at the same time: a fence of several devices costs the slowest link
  * and one link latency, not their sum.  A system freeze does not wait
- * for a slow link.
+ * for a slow link, nor for an io_uring fence sleeping it out.
  */
 #include <signal.h>
 #include <sys/wait.h>
@@ -14,6 +14,7 @@
 
 #include "kselftest_harness.h"
 #include "gps_test.h"
+#include "t_ring.h"
 
 #define PG	GPS_PAGE_64K
 #define LEN	(1 << 20)
@@ -249,6 +250,72 @@ static void fence_slowly(void)
 }
 
 /*
+ * Freeze every task of the machine and thaw it again, in the freezer's
+ * test mode (pm_test "freezer"), with pm_freeze_timeout 3 s: 0, or the
+ * freeze's -errno (-EBUSY: a task did not freeze in time); *@secs: how
+ * long it took.  pm_test, the timeout and pm_test_delay are restored.
+ */
+static int pm_test_freeze(struct __test_metadata *_metadata, double *secs)
+{
+	char test[64], tmo[32], delay[32];
+	struct timespec t0, t1;
+	int ret;
+
+	ASSERT_EQ(0, power_read("pm_test", test, sizeof(test))) {
+		*secs = 0;
+		return -ENOENT;
+	}
+	ASSERT_EQ(0, power_read("pm_freeze_timeout", tmo, sizeof(tmo))) {
+		*secs = 0;
+		return -ENOENT;
+	}
+	if (power_read(PM_DELAY, delay, sizeof(delay)))
+		delay[0] = 0;
+	EXPECT_EQ(0, power_write("pm_freeze_timeout", "3000"));
+	if (delay[0])
+		power_write(PM_DELAY, "0");
+	EXPECT_EQ(0, power_write("pm_test", "freezer"));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ret = power_write("state", "freeze");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*secs = t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	EXPECT_EQ(0, power_write("pm_test", test));
+	EXPECT_EQ(0, power_write("pm_freeze_timeout", tmo));
+	if (delay[0])
+		EXPECT_EQ(0, power_write(PM_DELAY, delay));
+	return ret;
+}
+
+/* Skip unless in a gps-vm guest with the freezer's test mode. */
+#define FREEZE_SKIP_UNLESS_ABLE()					\
+	do {								\
+		char _b[64];						\
+									\
+		if (!getenv("GPS_VM_SERIES"))				\
+			SKIP(return, "freezes every task of the machine: " \
+				     "only in gps-vm's guests "		\
+				     "(GPS_VM_SERIES)");		\
+		if (power_read("pm_test", _b, sizeof(_b)))		\
+			SKIP(return, "no /sys/power/pm_test "		\
+				     "(CONFIG_PM_DEBUG)");		\
+	} while (0)
+
+/* Wait up to 5 s for @pid: its wait status, or -1 (then it is killed). */
+static int reap_within_5s(pid_t pid)
+{
+	int st, i;
+
+	for (i = 0; i < 5000; i++) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return st;
+		usleep(1000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return -1;
+}
+
+/*
  * A system freeze (suspend, hibernation) does not wait for the link: the
  * push thread freezes where it sleeps out a slow link and sleeps on after
  * the thaw (no new round); a fence sleeping out the link (it holds locks:
@@ -260,21 +327,12 @@ static void fence_slowly(void)
  */
 TEST_F_TIMEOUT(link, a_freeze_does_not_wait_for_the_link, 120)
 {
-	char test[64], tmo[32], delay[32];
-	int node = gps_node_of(self->fd, 0), ret, st, i;
-	struct timespec t0, t1;
+	int node = gps_node_of(self->fd, 0), ret, st;
 	long long p0, r0, r1;
 	double t;
 	pid_t pid;
 
-	if (!getenv("GPS_VM_SERIES"))
-		SKIP(return, "freezes every task of the machine: only in "
-			     "gps-vm's guests (GPS_VM_SERIES)");
-	if (power_read("pm_test", test, sizeof(test)) ||
-	    power_read("pm_freeze_timeout", tmo, sizeof(tmo)))
-		SKIP(return, "no /sys/power/pm_test (CONFIG_PM_DEBUG)");
-	if (power_read(PM_DELAY, delay, sizeof(delay)))
-		delay[0] = 0;
+	FREEZE_SKIP_UNLESS_ABLE();
 	ASSERT_LE(0, node);
 	p0 = gps_stat(node, "bytes_pushed");
 	ASSERT_EQ(0, gps_set_knob("link_bandwidth", FREEZE_BW));
@@ -293,25 +351,9 @@ TEST_F_TIMEOUT(link, a_freeze_does_not_wait_for_the_link, 120)
 	usleep(50000);	/* the thread's round over: it sleeps too */
 	r0 = gps_stat(node, "thread_rounds");
 
-	ASSERT_EQ(0, power_write("pm_freeze_timeout", "3000"));
-	if (delay[0])
-		power_write(PM_DELAY, "0");
-	ASSERT_EQ(0, power_write("pm_test", "freezer"));
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	ret = power_write("state", "freeze");
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	t = t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
-	EXPECT_EQ(0, power_write("pm_test", test));
-	EXPECT_EQ(0, power_write("pm_freeze_timeout", tmo));
-	if (delay[0])
-		EXPECT_EQ(0, power_write(PM_DELAY, delay));
+	ret = pm_test_freeze(_metadata, &t);
 	/* the fence's wait was cut short, with success; the thread's not */
-	for (i = 0; i < 5000 && !waitpid(pid, &st, WNOHANG); i++)
-		usleep(1000);
-	if (i == 5000) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-	}
+	st = reap_within_5s(pid);
 	r1 = gps_stat(node, "thread_rounds");
 	ASSERT_EQ(0, ret) {
 		TH_LOG("the freeze failed after %.1f s (%s): a task "
@@ -319,9 +361,78 @@ TEST_F_TIMEOUT(link, a_freeze_does_not_wait_for_the_link, 120)
 		       strerror(-ret));
 	}
 	TH_LOG("froze and thawed in %.2f s", t);
-	ASSERT_LT(i, 5000);
+	ASSERT_NE(-1, st);
 	ASSERT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st));
 	ASSERT_EQ(r0, r1);
+}
+
+/* Pushes 64 KiB from device 0 and fences it through an io_uring. */
+static void ring_fence_slowly(void)
+{
+	int fd = open(GPS_DEV, O_RDWR), d, nr, res;
+	struct gps_buf b;
+	struct ring r;
+
+	nr = fd < 0 ? 0 : gps_nr_devices(fd);
+	if (nr < 2 || gps_alloc(fd, &b, PG, GPS_MEM_GPS, 0, 0, PG))
+		_exit(2);
+	for (d = 0; d < nr; d++)
+		if (!gps_map(fd, &b, d))
+			_exit(3);
+	if (ring_init(&r))
+		_exit(5);
+	memset(b.view[0], 9, PG);
+	res = ring_fence(&r, fd, 0, 0, 0);
+	/* the wait for its completion is interrupted by the freeze */
+	_exit(!res || res == -EINTR ? 0 : 4);
+}
+
+/*
+ * The same for an io_uring fence, which runs on a kworker: that never
+ * freezes, but it holds device 0's remote_lock while it sleeps out the
+ * link, and an ioctl fence of device 0 waits for that lock killably,
+ * which no freeze ends.  The kworker stops waiting while a freeze is
+ * under way; both fences return and the freeze succeeds.
+ */
+TEST_F_TIMEOUT(link, a_freeze_does_not_wait_for_an_async_fence, 120)
+{
+	int node = gps_node_of(self->fd, 0), ret, st1, st2, i;
+	pid_t ring_pid, pid;
+	long long p0;
+	double t;
+
+	FREEZE_SKIP_UNLESS_ABLE();
+	ASSERT_LE(0, node);
+	ASSERT_EQ(0, gps_set_knob("link_bandwidth", FREEZE_BW));
+	p0 = gps_stat(node, "bytes_pushed");
+	ring_pid = fork();
+	ASSERT_LE(0, ring_pid);
+	if (!ring_pid)
+		ring_fence_slowly();
+	/* the kworker pushed (harvest_interval_us is 0): it sleeps now */
+	for (i = 0; i < 20000 && gps_stat(node, "bytes_pushed") <= p0; i++)
+		usleep(1000);
+	ASSERT_GT(gps_stat(node, "bytes_pushed"), p0);
+	usleep(50000);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		fence_slowly();
+	ASSERT_EQ('D', sleep_state(pid));
+
+	ret = pm_test_freeze(_metadata, &t);
+	st1 = reap_within_5s(ring_pid);
+	st2 = reap_within_5s(pid);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("the freeze failed after %.1f s (%s): a fence waiting "
+		       "for an io_uring fence's locks did not freeze", t,
+		       strerror(-ret));
+	}
+	TH_LOG("froze and thawed in %.2f s", t);
+	ASSERT_NE(-1, st1);
+	ASSERT_TRUE(WIFEXITED(st1) && !WEXITSTATUS(st1));
+	ASSERT_NE(-1, st2);
+	ASSERT_TRUE(WIFEXITED(st2) && !WEXITSTATUS(st2));
 }
 
 TEST_HARNESS_MAIN

@@ -112,7 +112,7 @@ FIXTURE_VARIANT_ADD(races, plain) {
 
 static const char *const race_knobs[] = {
 	GPS_KNOBS_COMMON, "keep_writable_ms", "capture_bytes",
-	"link_bandwidth", NULL,
+	"link_bandwidth", "link_latency_ns", NULL,
 };
 
 FIXTURE_SETUP(races)
@@ -584,6 +584,7 @@ TEST_F_TIMEOUT(races, link_charge, 120)
 	node = gps_node_of(fx->fd, 0);
 	ASSERT_LE(0, node);
 	gps_fixture_alloc(_metadata, fx, GP, GP, 2);
+	ASSERT_EQ(0, gps_set_knob("link_latency_ns", 0));
 	ASSERT_EQ(0, gps_set_knob("link_bandwidth", 1000));
 	memset(fx->b.view[0], 5, GP);
 	hits = delay_get("link_charge", "hits");
