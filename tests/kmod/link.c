@@ -233,19 +233,30 @@ static char sleep_state(pid_t pid)
 	return st;
 }
 
+/*
+ * In a child: its own /dev/gps and a GPS page with every view mapped,
+ * @val written on device 0; the file (exits 2 or 3 on failure).
+ */
+static int child_writes_page(struct gps_buf *b, int val)
+{
+	int fd = open(GPS_DEV, O_RDWR), d, nr;
+
+	nr = fd < 0 ? 0 : gps_nr_devices(fd);
+	if (nr < 2 || gps_alloc(fd, b, PG, GPS_MEM_GPS, 0, 0, PG))
+		_exit(2);
+	for (d = 0; d < nr; d++)
+		if (!gps_map(fd, b, d))
+			_exit(3);
+	memset(b->view[0], val, PG);
+	return fd;
+}
+
 /* A process of its own that pushes 64 KiB from device 0 and fences. */
 static void fence_slowly(void)
 {
-	int fd = open(GPS_DEV, O_RDWR), d, nr;
 	struct gps_buf b;
+	int fd = child_writes_page(&b, 7);
 
-	nr = fd < 0 ? 0 : gps_nr_devices(fd);
-	if (nr < 2 || gps_alloc(fd, &b, PG, GPS_MEM_GPS, 0, 0, PG))
-		_exit(2);
-	for (d = 0; d < nr; d++)
-		if (!gps_map(fd, &b, d))
-			_exit(3);
-	memset(b.view[0], 7, PG);
 	_exit(gps_fence(fd, 0, NULL) ? 4 : 0);
 }
 
@@ -369,19 +380,12 @@ TEST_F_TIMEOUT(link, a_freeze_does_not_wait_for_the_link, 120)
 /* Pushes 64 KiB from device 0 and fences it through an io_uring. */
 static void ring_fence_slowly(void)
 {
-	int fd = open(GPS_DEV, O_RDWR), d, nr, res;
 	struct gps_buf b;
+	int fd = child_writes_page(&b, 9), res;
 	struct ring r;
 
-	nr = fd < 0 ? 0 : gps_nr_devices(fd);
-	if (nr < 2 || gps_alloc(fd, &b, PG, GPS_MEM_GPS, 0, 0, PG))
-		_exit(2);
-	for (d = 0; d < nr; d++)
-		if (!gps_map(fd, &b, d))
-			_exit(3);
 	if (ring_init(&r))
 		_exit(5);
-	memset(b.view[0], 9, PG);
 	res = ring_fence(&r, fd, 0, 0, 0);
 	/* the wait for its completion is interrupted by the freeze */
 	_exit(!res || res == -EINTR ? 0 : 4);
