@@ -43,48 +43,6 @@
 #define WINDOW_US	400000		/* a delay point's sleep */
 #define PLAIN_ROUNDS	50		/* rounds without delay points */
 
-static int delay_path(char *path, size_t len, const char *point,
-		      const char *attr)
-{
-	return snprintf(path, len, GPS_DEBUGFS "delay_%s/%s", point, attr);
-}
-
-static long long delay_get(const char *point, const char *attr)
-{
-	char path[256];
-
-	delay_path(path, sizeof(path), point, attr);
-	return gps_read_num(path);
-}
-
-static int delay_set(const char *point, const char *attr, long long v)
-{
-	char path[256];
-
-	delay_path(path, sizeof(path), point, attr);
-	return gps_write_num(path, v);
-}
-
-/* Every pass through @point sleeps @us; 0: off. */
-static int delay_arm(const char *point, long long us)
-{
-	return delay_set(point, "us", us) ||
-	       delay_set(point, "probability", us ? 100 : 0) ? -1 : 0;
-}
-
-/* Wait up to 5 s for @point's hits to pass @old. */
-static int delay_wait_hit(const char *point, long long old)
-{
-	long long end = gps_now_ms() + 5000;
-
-	while (delay_get(point, "hits") <= old)
-		if (gps_now_ms() > end)
-			return -1;
-		else
-			usleep(1000);
-	return 0;
-}
-
 static const char *const race_points[] = {
 	"alloc_publish", "fence_owners", "fence_named", "harvest_lock",
 	"mkwrite_captured", "link_charge",
@@ -117,12 +75,9 @@ static const char *const race_knobs[] = {
 
 FIXTURE_SETUP(races)
 {
-	char path[256];
-
 	/* Skipped before anything changes: a skipped setup has no teardown. */
 	gps_fx(self)->fd = -1;
-	delay_path(path, sizeof(path), race_points[0], "us");
-	self->delays = access(path, F_OK) == 0;
+	self->delays = gps_have_delays();
 	if (variant->delayed && !self->delays)
 		SKIP(return, "no delay points (module without CONFIG_GPS_DEBUG)");
 	if (gps_fixture_setup(_metadata, gps_fx(self), 1, race_knobs))
@@ -138,7 +93,7 @@ FIXTURE_TEARDOWN(races)
 
 	if (self->delays)
 		for (i = 0; i < NR_RACE_POINTS; i++)
-			EXPECT_EQ(0, delay_arm(race_points[i], 0));
+			EXPECT_EQ(0, gps_delay_arm(race_points[i], 0));
 	gps_fixture_teardown(_metadata, gps_fx(self));
 }
 
@@ -146,7 +101,7 @@ FIXTURE_TEARDOWN(races)
 static int race_arm(const struct _fixture_variant_races *variant,
 		    const char *point)
 {
-	return variant->delayed ? delay_arm(point, WINDOW_US) : 0;
+	return variant->delayed ? gps_delay_arm(point, WINDOW_US) : 0;
 }
 
 struct freer {
@@ -180,7 +135,7 @@ TEST_F(races, alloc_publish)
 	for (r = 0; r < self->rounds; r++) {
 		struct freer f = { .fd = fx->fd };
 		long long hits = variant->delayed ?
-				 delay_get("alloc_publish", "hits") : 0;
+				 gps_delay_get("alloc_publish", "hits") : 0;
 		struct gps_buf b;
 		pthread_t t;
 
@@ -195,13 +150,13 @@ TEST_F(races, alloc_publish)
 		f.stop = 1;
 		ASSERT_EQ(0, pthread_join(t, NULL));
 		if (variant->delayed)
-			ASSERT_EQ(0, delay_arm("alloc_publish", 0));
+			ASSERT_EQ(0, gps_delay_arm("alloc_publish", 0));
 		ASSERT_EQ(f.handle, b.args.handle);
 		ASSERT_EQ(3 * GP, b.args.alloc_size);
 		ASSERT_EQ(GP, b.args.out_page_size);
 		if (variant->delayed) {
 			/* The window was open, and the free went into it. */
-			ASSERT_LT(hits, delay_get("alloc_publish", "hits"));
+			ASSERT_LT(hits, gps_delay_get("alloc_publish", "hits"));
 			ASSERT_TRUE(f.freed);
 		}
 		if (f.freed) {
@@ -288,7 +243,7 @@ TEST_F(races, fence_owners)
 	for (r = 0; r < self->rounds; r++) {
 		struct fencer first = { .fd = fx->fd, .device = 1 };
 		long long hits = variant->delayed ?
-				 delay_get("fence_owners", "hits") : 0;
+				 gps_delay_get("fence_owners", "hits") : 0;
 		unsigned char v = 1 + r % 250;
 		pthread_t t;
 
@@ -297,8 +252,8 @@ TEST_F(races, fence_owners)
 		ASSERT_EQ(0, pthread_create(&t, NULL, fence_thread, &first));
 		if (variant->delayed) {
 			/* The first is in the window; the second passes. */
-			ASSERT_EQ(0, delay_wait_hit("fence_owners", hits));
-			ASSERT_EQ(0, delay_arm("fence_owners", 0));
+			ASSERT_EQ(0, gps_delay_wait_hit("fence_owners", hits));
+			ASSERT_EQ(0, gps_delay_arm("fence_owners", 0));
 		}
 		ASSERT_EQ(0, gps_fence(fx->fd, 1, NULL));
 		ASSERT_TRUE(owners_published(_metadata, fx, v));
@@ -347,15 +302,15 @@ TEST_F(races, killed_fence)
 	ASSERT_NE(NULL, vx);
 	vx[0] = 1;
 	/* The owner's fence takes one dirty replica, and is held in it. */
-	hits = delay_get("harvest_lock", "hits");
-	ASSERT_EQ(0, delay_arm("harvest_lock", 3 * WINDOW_US));
+	hits = gps_delay_get("harvest_lock", "hits");
+	ASSERT_EQ(0, gps_delay_arm("harvest_lock", 3 * WINDOW_US));
 	ASSERT_EQ(0, pthread_create(&t, NULL, fence_thread, &fo));
-	ASSERT_EQ(0, delay_wait_hit("harvest_lock", hits));
-	ASSERT_EQ(0, delay_arm("harvest_lock", 0));
+	ASSERT_EQ(0, gps_delay_wait_hit("harvest_lock", hits));
+	ASSERT_EQ(0, gps_delay_arm("harvest_lock", 0));
 	/* Device 1 stores again: on the owner's list, after that fence. */
 	((unsigned char *)fx->b.view[1])[100] = 7;
-	hits = delay_get("fence_owners", "hits");
-	ASSERT_EQ(0, delay_arm("fence_owners", WINDOW_US / 4));
+	hits = gps_delay_get("fence_owners", "hits");
+	ASSERT_EQ(0, gps_delay_arm("fence_owners", WINDOW_US / 4));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
@@ -364,8 +319,8 @@ TEST_F(races, killed_fence)
 		_exit(0);
 	}
 	/* Past the owners' window, into the wait for the owner's lock. */
-	ASSERT_EQ(0, delay_wait_hit("fence_owners", hits));
-	ASSERT_EQ(0, delay_arm("fence_owners", 0));
+	ASSERT_EQ(0, gps_delay_wait_hit("fence_owners", hits));
+	ASSERT_EQ(0, gps_delay_arm("fence_owners", 0));
 	usleep(WINDOW_US / 2);
 	ASSERT_EQ(0, kill(pid, SIGKILL));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -395,7 +350,7 @@ TEST_F(races, harvest_snapshot)
 	for (r = 0; r < self->rounds; r++) {
 		struct fencer f0 = { .fd = fx->fd, .device = 0 };
 		long long hits = variant->delayed ?
-				 delay_get("harvest_lock", "hits") : 0;
+				 gps_delay_get("harvest_lock", "hits") : 0;
 		unsigned char *v0, *v1, *host, got[4];
 		pthread_t t;
 		int d;
@@ -411,12 +366,12 @@ TEST_F(races, harvest_snapshot)
 		ASSERT_EQ(0, race_arm(variant, "harvest_lock"));
 		ASSERT_EQ(0, pthread_create(&t, NULL, fence_thread, &f0));
 		if (variant->delayed)
-			ASSERT_EQ(0, delay_wait_hit("harvest_lock", hits));
+			ASSERT_EQ(0, gps_delay_wait_hit("harvest_lock", hits));
 		host[100] = 2;		/* first store through the host view */
 		ASSERT_EQ(0, pthread_join(t, NULL));
 		ASSERT_EQ(0, f0.ret);
 		if (variant->delayed)
-			ASSERT_EQ(0, delay_arm("harvest_lock", 0));
+			ASSERT_EQ(0, gps_delay_arm("harvest_lock", 0));
 		host[200] = 3;		/* after that fence */
 		v1[300] = 4;		/* pushed into device 0's page */
 		ASSERT_EQ(0, gps_fence(fx->fd, GPS_FENCE_ALL, NULL));
@@ -456,7 +411,7 @@ TEST_F(races, fence_beside_fence_all)
 	for (r = 0; r < self->rounds; r++) {
 		struct fencer all = { .fd = fx->fd, .device = GPS_FENCE_ALL };
 		long long hits = variant->delayed ?
-				 delay_get("fence_named", "hits") : 0;
+				 gps_delay_get("fence_named", "hits") : 0;
 		unsigned char v = 1 + r % 250, *v1;
 		pthread_t t;
 
@@ -470,8 +425,8 @@ TEST_F(races, fence_beside_fence_all)
 		ASSERT_EQ(0, race_arm(variant, "fence_named"));
 		ASSERT_EQ(0, pthread_create(&t, NULL, fence_thread, &all));
 		if (variant->delayed) {
-			ASSERT_EQ(0, delay_wait_hit("fence_named", hits));
-			ASSERT_EQ(0, delay_arm("fence_named", 0));
+			ASSERT_EQ(0, gps_delay_wait_hit("fence_named", hits));
+			ASSERT_EQ(0, gps_delay_arm("fence_named", 0));
 		}
 		v1[100] = v;
 		ASSERT_EQ(0, gps_fence(fx->fd, 1, NULL));
@@ -515,7 +470,7 @@ TEST_F(races, captured_store_fenced)
 	ASSERT_EQ(0, gps_set_knob("capture_bytes", 0));
 	for (r = 0; r < self->rounds; r++) {
 		long long hits = variant->delayed ?
-				 delay_get("mkwrite_captured", "hits") : 0;
+				 gps_delay_get("mkwrite_captured", "hits") : 0;
 		struct host_storer hs;
 		volatile unsigned char *host;
 		long long faults;
@@ -536,8 +491,8 @@ TEST_F(races, captured_store_fenced)
 		ASSERT_EQ(0, race_arm(variant, "mkwrite_captured"));
 		ASSERT_EQ(0, pthread_create(&t, NULL, host_store, &hs));
 		if (variant->delayed) {
-			ASSERT_EQ(0, delay_wait_hit("mkwrite_captured", hits));
-			ASSERT_EQ(0, delay_arm("mkwrite_captured", 0));
+			ASSERT_EQ(0, gps_delay_wait_hit("mkwrite_captured", hits));
+			ASSERT_EQ(0, gps_delay_arm("mkwrite_captured", 0));
 		}
 		faults = gps_stat(node, "host_write_faults");
 		host[3 * 4096 + 8] = 3;
@@ -587,13 +542,13 @@ TEST_F_TIMEOUT(races, link_charge, 120)
 	ASSERT_EQ(0, gps_set_knob("link_latency_ns", 0));
 	ASSERT_EQ(0, gps_set_knob("link_bandwidth", 1000));
 	memset(fx->b.view[0], 5, GP);
-	hits = delay_get("link_charge", "hits");
+	hits = gps_delay_get("link_charge", "hits");
 	w0 = gps_stat(node, "link_wait_ns");
 	ASSERT_EQ(0, race_arm(variant, "link_charge"));
 	t0 = gps_now_ms();
 	ASSERT_EQ(0, pthread_create(&t, NULL, fence_thread, &f0));
-	ASSERT_EQ(0, delay_wait_hit("link_charge", hits));
-	ASSERT_EQ(0, delay_arm("link_charge", 0));
+	ASSERT_EQ(0, gps_delay_wait_hit("link_charge", hits));
+	ASSERT_EQ(0, gps_delay_arm("link_charge", 0));
 	ASSERT_EQ(0, gps_set_knob("link_bandwidth", 0));
 	ASSERT_EQ(0, pthread_join(t, NULL));
 	t1 = gps_now_ms();
