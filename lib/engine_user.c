@@ -168,6 +168,7 @@ static const struct gpsu_user_knob_hooks gpsu_user_hooks = {
 static gpsError_t gpsu_user_open(struct gpsu_engine_info *info)
 {
 	const char *why = NULL;
+	unsigned long long keep;
 	unsigned int cap, block;
 	int d, ret;
 
@@ -208,6 +209,11 @@ static gpsError_t gpsu_user_open(struct gpsu_engine_info *info)
 	/* holds a change before it fills new replicas, before it points */
 	gpsu_user.change_delay_us = (unsigned int)
 		gpsu_user_env("GPSU_TEST_CHANGE_DELAY_US", 0);
+	/* written pages a harvest may leave writable; unset: by cost */
+	keep = gpsu_user_env("GPSU_KEEP_PAGES", ~0ULL);
+	gpsu_user.keep_pages = keep == ~0ULL ? -1 :
+			       (int)(keep < GPSU_KEEP_MAX ? keep : GPSU_KEEP_MAX);
+	gpsu_user.protect_call_ns = 0;
 	cap = (unsigned int)gpsu_user_knob(GPSU_K(queue_capacity));
 	block = (unsigned int)gpsu_user_knob(GPSU_K(block_size));
 	for (d = 0; d < gpsu_user.ndev; d++) {
@@ -350,6 +356,8 @@ static void gpsu_user_release(struct gpsu_user_alloc *ua)
 	free(ua->owner);
 	free(ua->reach);
 	free(ua->thrash);
+	free(ua->kept);
+	free(ua->rent);
 	free(ua);
 }
 
@@ -524,6 +532,14 @@ static int gpsu_user_alloc(struct gpsu_alloc *a, unsigned int page_size)
 			ua->twin = NULL;
 			goto err_release;
 		}
+		ua->kept_stride = (ua->len / PAGE_SIZE + 8 * sizeof(long) - 1) /
+				  (8 * sizeof(long));
+		ua->kept = calloc((size_t)(gpsu_user.ndev + 1) *
+				  ua->kept_stride, sizeof(long));
+		ua->rent = calloc((size_t)gpsu_user.ndev + 1,
+				  sizeof(*ua->rent));
+		if (!ua->kept || !ua->rent)
+			goto err_release;
 	}
 	a->map_size = ua->len;
 	a->page_size = ps;

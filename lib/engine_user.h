@@ -82,6 +82,13 @@ int gpsu_capture_harvest(void *addr, size_t len,
 /* As gpsu_capture_harvest(), but protects nothing: the pages only. */
 int gpsu_capture_written(void *addr, size_t len,
 			 void (*fn)(void *ctx, size_t page), void *ctx);
+/*
+ * The first written pages of [@addr, @addr + @len), up to @max of them,
+ * into @pages (indices from @addr), *@n how many; protects nothing, so
+ * no TLB is flushed. *@n == @max: there may be more.
+ */
+int gpsu_capture_peek(void *addr, size_t len, size_t max, size_t *pages,
+		      size_t *n);
 
 /* ---- access faults (engine_user_fault.c) ---------------------------- */
 
@@ -141,6 +148,9 @@ unsigned int gpsu_user_ring_pending(const struct gpsu_engine_ring *r);
 struct gpsu_user_stats {
 	uint64_t scans;			/* PAGEMAP_SCAN calls */
 	uint64_t pages_written;		/* written pages they found */
+	uint64_t pages_rediffed;	/* kept writable, found and diffed
+					 * again: no new write fault */
+	uint64_t pages_protected;	/* protected again by a scan */
 	uint64_t pages_changed;		/* of those, with a changed byte */
 	uint64_t blocks_queued;		/* blocks new to a queue */
 	uint64_t blocks_merged;		/* blocks already queued */

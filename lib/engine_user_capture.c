@@ -343,3 +343,40 @@ int gpsu_capture_written(void *addr, size_t len,
 {
 	return gpsu_capture_scan(addr, len, fn, ctx, NULL, 0);
 }
+
+int gpsu_capture_peek(void *addr, size_t len, size_t max, size_t *pages,
+		      size_t *n)
+{
+	struct page_region vec[GPSU_SCAN_VEC];
+	uintptr_t start = (uintptr_t)addr, end = start + len;
+	struct pm_scan_arg arg;
+	long got, i;
+
+	*n = 0;
+	while (start < end && *n < max) {
+		memset(&arg, 0, sizeof(arg));
+		arg.size = sizeof(arg);
+		arg.start = start;
+		arg.end = end;
+		arg.vec = (uintptr_t)vec;
+		arg.vec_len = GPSU_SCAN_VEC;
+		arg.max_pages = max - *n;
+		arg.category_mask = PAGE_IS_WRITTEN;
+		arg.return_mask = PAGE_IS_WRITTEN;
+		got = gpsu_ioctl_retry(gpsu_pagemap, PAGEMAP_SCAN, &arg);
+		if (got < 0)
+			return errno;
+		for (i = 0; i < got; i++) {
+			uintptr_t p;
+
+			for (p = vec[i].start; p < vec[i].end && *n < max;
+			     p += gpsu_psize)
+				pages[(*n)++] = (p - (uintptr_t)addr) /
+						gpsu_psize;
+		}
+		if (arg.walk_end <= start)
+			break;
+		start = arg.walk_end;
+	}
+	return 0;
+}

@@ -31,6 +31,14 @@
 
 #define GPSU_USER_STRIPES	64	/* page locks of an allocation */
 #define GPSU_USER_HELP_MIN	8	/* pages of a fence worth a helper */
+/*
+ * Written pages a harvest may leave writable (engine_user_publish.c,
+ * "Pages kept writable"): at most GPSU_KEEP_MAX; by default as many as
+ * one protecting scan costs blind diffs of GPSU_KEEP_DIFF_NS each.
+ */
+#define GPSU_KEEP_MAX		512
+#define GPSU_KEEP_DIFF_NS	500
+#define GPSU_KEEP_START		64	/* before any scan was timed */
 
 struct gpsu_user_dev {
 	pthread_mutex_t lock;		/* harvest and queue (engine_user.h) */
@@ -99,6 +107,17 @@ struct gpsu_user_alloc {
 	uint64_t *reach;
 	struct gps_thrash *thrash;
 	int um_lock;
+	/*
+	 * GPS: the small pages a harvest left writable, written, per view
+	 * (v == ndev: the host view), kept_stride longs a view: under the
+	 * lock of the device that harvests the view (the host view's: its
+	 * home's), or allocs_lock for writing. Counts only: a kept page
+	 * found again is no new write fault. rent[v]: the kept pages the
+	 * harvests of view v diffed again since it was last protected.
+	 */
+	unsigned long *kept;
+	size_t kept_stride;
+	uint64_t *rent;		/* per view: kept pages diffed again */
 };
 
 struct gpsu_user_state {
@@ -116,6 +135,8 @@ struct gpsu_user_state {
 	uint64_t memfd_size;		/* the file's size */
 	unsigned int push_delay_us;	/* $GPSU_TEST_PUSH_DELAY_US: tests */
 	unsigned int change_delay_us;	/* $GPSU_TEST_CHANGE_DELAY_US */
+	int keep_pages;			/* $GPSU_KEEP_PAGES, -1: by cost */
+	uint64_t protect_call_ns;	/* atomic: a protecting scan, average */
 	struct gpsu_user_dev dev[GPSU_MAX_DEVICES];
 	pthread_rwlock_t allocs_lock;
 	struct gpsu_user_alloc *allocs;	/* GPS allocations */
@@ -139,7 +160,14 @@ struct gpsu_harvest {
 	uint64_t now;
 	uint64_t written, changed, bytes, blocks, early, scan_ns;
 	uint64_t bulk, helped;		/* blocks past the queue; pages */
+	uint64_t rediffed;		/* kept pages found again, diffed */
+	uint64_t protected;		/* found pages protected again */
+	size_t keep_left;		/* pages it may still keep writable */
+	size_t keep_budget;		/* of the whole harvest */
+	size_t ranges, last_range;	/* 2 MiB ranges a scan protected */
+	bool keeping;			/* the run's pages stay writable */
 	bool collect;			/* a fence's scan: list, diff later */
+	size_t peek[GPSU_KEEP_MAX + 1];	/* a run's written pages */
 	struct gps_diff df;
 };
 
@@ -166,6 +194,16 @@ static inline char *gpsu_user_view(const struct gpsu_user_alloc *ua, int v)
 static inline char *gpsu_user_replica(const struct gpsu_user_alloc *ua, int r)
 {
 	return ua->back + (size_t)(ua->nrep > 1 ? r : 0) * ua->len;
+}
+
+/* The word and bit of small page @page of view @v in ua->kept. */
+static inline unsigned long *gpsu_user_kept_word(const struct gpsu_user_alloc *ua,
+						 int v, size_t page,
+						 unsigned long *bit)
+{
+	*bit = 1UL << (page % (8 * sizeof(long)));
+	return &ua->kept[(size_t)v * ua->kept_stride +
+			 page / (8 * sizeof(long))];
 }
 
 /* The lock of small page @page of every replica of @ua. */

@@ -72,6 +72,13 @@ static int gpsu_user_point(struct gpsu_user_alloc *ua, int v, size_t g,
 		return errno;
 	for (i = g; i < g + n; i++)
 		*gpsu_user_mapp(ua, v, i) = (uint8_t)r;
+	/* armed anew: no small page of the range is kept writable */
+	for (i = g * ua->ps / PAGE_SIZE; i < (g + n) * ua->ps / PAGE_SIZE;
+	     i++) {
+		unsigned long bit, *w = gpsu_user_kept_word(ua, v, i, &bit);
+
+		*w &= ~bit;
+	}
 	return gpsu_capture_arm(at, n * ua->ps);
 }
 

@@ -77,6 +77,148 @@ static gpsError_t release(int d)
 	return err ? err : gpsDeviceSynchronize();
 }
 
+/* Stats after @d's release. */
+static void release_stats(int d, struct gpsu_user_stats *s)
+{
+	if (release(d) != gpsSuccess)
+		abort();
+	gpsu_user_stats(s);
+}
+
+/*
+ * Few written pages stay writable (GPSU_KEEP_PAGES: at most 4 a
+ * harvest): a later store to a kept page faults no more, and is still
+ * published at the next release; a release with no store diffs the kept
+ * page again and sends nothing.
+ */
+TEST(a_kept_page_is_published_without_a_fault)
+{
+	struct gpsu_user_stats s0, s1;
+	volatile uint64_t *a, *b;
+	uint64_t *p;
+	int e;
+
+	use_native(NDEV);
+	setenv("GPSU_KEEP_PAGES", "4", 1);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 65536,
+					   gpsMemGPSPage4K));
+	a = view(p, 0);
+	b = view(p, 1);
+	gpsu_user_stats(&s0);
+	a[3 * 512] = 1;
+	release_stats(0, &s1);
+	ASSERT_EQ(1, s1.pages_written - s0.pages_written);
+	ASSERT_EQ(0, s1.pages_protected - s0.pages_protected);
+	ASSERT_EQ(1, b[3 * 512]);
+	for (e = 2; e < 5; e++) {
+		s0 = s1;
+		a[3 * 512] = (uint64_t)e;
+		release_stats(0, &s1);
+		/* kept: found again, no write fault, published */
+		ASSERT_EQ(0, s1.pages_written - s0.pages_written);
+		ASSERT_EQ(1, s1.pages_rediffed - s0.pages_rediffed);
+		ASSERT_EQ(1, s1.pages_changed - s0.pages_changed);
+		ASSERT_EQ(NDEV - 1, s1.blocks_pushed - s0.blocks_pushed);
+		ASSERT_EQ((uint64_t)e, b[3 * 512]);
+	}
+	/* no store: diffed again, nothing sent */
+	s0 = s1;
+	release_stats(0, &s1);
+	ASSERT_EQ(1, s1.pages_rediffed - s0.pages_rediffed);
+	ASSERT_EQ(0, s1.pages_changed - s0.pages_changed);
+	ASSERT_EQ(0, s1.blocks_pushed - s0.blocks_pushed);
+}
+
+/*
+ * Rent: after 4 diffs of kept pages since the view was last protected,
+ * its next harvest protects it, and the store after that faults again.
+ */
+TEST(a_kept_page_is_protected_once_its_rent_is_paid)
+{
+	struct gpsu_user_stats s0, s1;
+	volatile uint64_t *a, *b;
+	uint64_t *p;
+	int e;
+
+	use_native(NDEV);
+	setenv("GPSU_KEEP_PAGES", "4", 1);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 65536,
+					   gpsMemGPSPage4K));
+	a = view(p, 0);
+	b = view(p, 1);
+	gpsu_user_stats(&s0);
+	a[0] = 7;
+	release_stats(0, &s1);			/* kept, rent 0 */
+	ASSERT_EQ(1, s1.pages_written - s0.pages_written);
+	for (e = 0; e < 4; e++)
+		release_stats(0, &s1);		/* rent 1 to 4 */
+	ASSERT_EQ(4, s1.pages_rediffed - s0.pages_rediffed);
+	ASSERT_EQ(0, s1.pages_protected - s0.pages_protected);
+	release_stats(0, &s1);			/* paid: protected */
+	ASSERT_EQ(1, s1.pages_protected - s0.pages_protected);
+	s0 = s1;
+	release_stats(0, &s1);			/* nothing written */
+	ASSERT_EQ(0, s1.pages_rediffed - s0.pages_rediffed);
+	ASSERT_EQ(0, s1.pages_written - s0.pages_written);
+	a[0] = 8;
+	release_stats(0, &s1);			/* a fault again */
+	ASSERT_EQ(1, s1.pages_written - s0.pages_written);
+	ASSERT_EQ(8, b[0]);
+}
+
+/* More written pages in a harvest than it may keep: all protected. */
+TEST(many_written_pages_are_protected)
+{
+	struct gpsu_user_stats s0, s1;
+	volatile uint64_t *a, *b;
+	uint64_t *p;
+	int i;
+
+	use_native(NDEV);
+	setenv("GPSU_KEEP_PAGES", "4", 1);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 65536,
+					   gpsMemGPSPage4K));
+	a = view(p, 0);
+	b = view(p, 1);
+	gpsu_user_stats(&s0);
+	for (i = 0; i < 5; i++)
+		a[i * 512] = 10 + (uint64_t)i;
+	release_stats(0, &s1);
+	ASSERT_EQ(5, s1.pages_written - s0.pages_written);
+	ASSERT_EQ(5, s1.pages_protected - s0.pages_protected);
+	s0 = s1;
+	release_stats(0, &s1);
+	ASSERT_EQ(0, s1.pages_written + s1.pages_rediffed -
+		     s0.pages_written - s0.pages_rediffed);
+	for (i = 0; i < 5; i++)
+		ASSERT_EQ(10 + (uint64_t)i, b[i * 512]);
+}
+
+/* GPSU_KEEP_PAGES=0: a store after every release is a write fault. */
+TEST(keep_pages_0_protects_every_harvest)
+{
+	struct gpsu_user_stats s0, s1;
+	volatile uint64_t *a, *b;
+	uint64_t *p;
+	int e;
+
+	use_native(NDEV);
+	setenv("GPSU_KEEP_PAGES", "0", 1);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 65536,
+					   gpsMemGPSPage4K));
+	a = view(p, 0);
+	b = view(p, 1);
+	for (e = 0; e < 3; e++) {
+		gpsu_user_stats(&s0);
+		a[512] = 20 + (uint64_t)e;
+		release_stats(0, &s1);
+		ASSERT_EQ(1, s1.pages_written - s0.pages_written);
+		ASSERT_EQ(1, s1.pages_protected - s0.pages_protected);
+		ASSERT_EQ(0, s1.pages_rediffed - s0.pages_rediffed);
+		ASSERT_EQ(20 + (uint64_t)e, b[512]);
+	}
+}
+
 /* GPSU_ENGINE=user chooses it; GPSU_DEVICES sets the device count. */
 TEST(selected_by_environment)
 {
@@ -386,6 +528,8 @@ TEST(one_subscriber_is_not_captured)
 	int e;
 
 	use_native(NDEV);
+	/* every harvest protects again: a store each epoch is a fault */
+	setenv("GPSU_KEEP_PAGES", "0", 1);
 	ASSERT_EQ(gpsSuccess, gpsSetDevice(2));
 	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 2 * 65536,
 					   gpsMemGPSManual));
