@@ -117,6 +117,27 @@ static unsigned long long gpsu_user_env(const char *name,
 	return *end ? def : n;
 }
 
+/*
+ * $GPSU_KEEP_PAGES, the written pages a harvest may leave writable
+ * (engine_user_publish.c): unset, empty or "auto": by cost (-1); else
+ * 0 to GPSU_KEEP_MAX, in decimal; -2 for anything else.
+ */
+static int gpsu_user_keep_env(void)
+{
+	const char *v = getenv("GPSU_KEEP_PAGES");
+	unsigned long n;
+	char *end;
+
+	if (!v || !*v || !strcmp(v, "auto"))
+		return -1;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || *end || end == v || *v < '0' || *v > '9' ||
+	    n > GPSU_KEEP_MAX)
+		return -2;
+	return (int)n;
+}
+
 /* GPSU_DEBUG: say why the native engine could not be set up. */
 static bool gpsu_user_debug(void)
 {
@@ -168,7 +189,6 @@ static const struct gpsu_user_knob_hooks gpsu_user_hooks = {
 static gpsError_t gpsu_user_open(struct gpsu_engine_info *info)
 {
 	const char *why = NULL;
-	unsigned long long keep;
 	unsigned int cap, block;
 	int d, ret;
 
@@ -192,6 +212,14 @@ static gpsError_t gpsu_user_open(struct gpsu_engine_info *info)
 		gpsu_capture_close();
 		return gpsErrorInitializationError;
 	}
+	gpsu_user.keep_pages = gpsu_user_keep_env();
+	if (gpsu_user.keep_pages < -1) {
+		fprintf(stderr,
+			"libgpsu: native engine: GPSU_KEEP_PAGES=%s: auto, or 0 to %d (Documentation/engines.rst)\n",
+			getenv("GPSU_KEEP_PAGES"), GPSU_KEEP_MAX);
+		gpsu_capture_close();
+		return gpsErrorInitializationError;
+	}
 	gpsu_user_budget_init();
 	gpsu_user.memfd = memfd_create("gpsu", MFD_CLOEXEC);
 	if (gpsu_user.memfd < 0) {
@@ -209,10 +237,6 @@ static gpsError_t gpsu_user_open(struct gpsu_engine_info *info)
 	/* holds a change before it fills new replicas, before it points */
 	gpsu_user.change_delay_us = (unsigned int)
 		gpsu_user_env("GPSU_TEST_CHANGE_DELAY_US", 0);
-	/* written pages a harvest may leave writable; unset: by cost */
-	keep = gpsu_user_env("GPSU_KEEP_PAGES", ~0ULL);
-	gpsu_user.keep_pages = keep == ~0ULL ? -1 :
-			       (int)(keep < GPSU_KEEP_MAX ? keep : GPSU_KEEP_MAX);
 	gpsu_user.protect_call_ns = 0;
 	cap = (unsigned int)gpsu_user_knob(GPSU_K(queue_capacity));
 	block = (unsigned int)gpsu_user_knob(GPSU_K(block_size));
@@ -221,7 +245,8 @@ static gpsError_t gpsu_user_open(struct gpsu_engine_info *info)
 
 		pthread_mutex_init(&dev->lock, NULL);
 		dev->qmem = calloc(1, gps_queue_bytes(cap));
-		if (!dev->qmem) {
+		dev->peek = calloc(GPSU_KEEP_MAX + 1, sizeof(*dev->peek));
+		if (!dev->qmem || !dev->peek) {
 			gpsu_user.ndev = d + 1;
 			gpsu_user_close();
 			return gpsErrorMemoryAllocation;
@@ -271,7 +296,9 @@ static void gpsu_user_close(void)
 		dev->nitems = 0;
 		dev->cap = 0;
 		free(gpsu_user.dev[d].qmem);
+		free(gpsu_user.dev[d].peek);
 		gpsu_user.dev[d].qmem = NULL;
+		gpsu_user.dev[d].peek = NULL;
 		pthread_mutex_destroy(&gpsu_user.dev[d].lock);
 	}
 	gpsu_user.ndev = 0;

@@ -356,6 +356,8 @@ int gpsu_capture_peek(void *addr, size_t len, size_t max, size_t *pages,
 	while (start < end && *n < max) {
 		memset(&arg, 0, sizeof(arg));
 		arg.size = sizeof(arg);
+		/* a range not registered fails, as in a harvest */
+		arg.flags = PM_SCAN_CHECK_WPASYNC;
 		arg.start = start;
 		arg.end = end;
 		arg.vec = (uintptr_t)vec;

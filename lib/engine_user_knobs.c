@@ -50,7 +50,7 @@ static const struct {
 } gpsu_user_fixed[] = {
 	{ GPSU_K(dirty_wake), (uint64_t)-1 },
 	{ GPSU_K(capture_bytes), 4096 },		/* PAGEMAP_SCAN's page */
-	{ GPSU_K(keep_writable_ms), 0 },		/* protected at each scan */
+	{ GPSU_K(keep_writable_ms), 0 },		/* kept by count, not time */
 };
 
 /* The counters the engine keeps (engine_user*.c count them). */

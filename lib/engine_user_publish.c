@@ -188,11 +188,12 @@ static void gpsu_user_page(void *ctx, size_t page)
  * as it does on a protected page. A harvest keeps at most keep_budget
  * pages (gpsu_user_keep_budget(): as many as one protection costs in
  * diffs), the kept ones among them. A run with more written pages is
- * protected whole, kept pages too, and so is a view whose harvests have
- * diffed keep_budget kept pages again since it was last protected (rent
- * paid up to the price: a page kept but no longer written is diffed
- * blind at most that long, and a page written every phase costs one
- * protection per keep_budget pages kept, not one per harvest).
+ * protected whole, kept pages too, and every run of a view whose
+ * harvests have diffed keep_budget kept pages again since its runs were
+ * last all protected (rent paid up to the price: a page kept but no
+ * longer written is diffed blind at most that long, and a page written
+ * every phase costs one protection per keep_budget pages diffed again,
+ * not one per harvest).
  */
 static size_t gpsu_user_keep_budget(void)
 {
@@ -207,15 +208,24 @@ static size_t gpsu_user_keep_budget(void)
 	return c < GPSU_KEEP_MAX ? (size_t)c : GPSU_KEEP_MAX;
 }
 
-/* What one protection of a 2 MiB range cost, averaged over scans. */
+/*
+ * What one protection of a 2 MiB range cost (the scan's ioctl time per
+ * range it protected pages in), averaged: from the starting guess, each
+ * sample weighed 1/8 and at most 4 times the average, so that one scan
+ * slowed by preemption does not set the budget.
+ */
 static void gpsu_user_protect_cost(uint64_t ns, size_t ranges)
 {
 	uint64_t c = __atomic_load_n(&gpsu_user.protect_call_ns,
 				     __ATOMIC_RELAXED);
 
-	ns /= ranges;
-	__atomic_store_n(&gpsu_user.protect_call_ns,
-			 c ? (7 * c + ns) / 8 : ns, __ATOMIC_RELAXED);
+	if (!c)
+		c = (uint64_t)GPSU_KEEP_START * GPSU_KEEP_DIFF_NS;
+	ns /= ranges ? ranges : 1;
+	if (ns > 4 * c)
+		ns = 4 * c;
+	__atomic_store_n(&gpsu_user.protect_call_ns, (7 * c + ns) / 8,
+			 __ATOMIC_RELAXED);
 }
 
 /*
@@ -227,19 +237,20 @@ static bool gpsu_user_harvest_kept(struct gpsu_harvest *h, char *view,
 				   size_t g, size_t e)
 {
 	const struct gpsu_user_alloc *ua = h->ua;
+	size_t *peek = gpsu_user.dev[h->dev].peek;
 	uint64_t t0 = gpsu_user_now();
 	size_t n, i;
 	int ret;
 
 	ret = gpsu_capture_peek(view + g * ua->ps, (e - g) * ua->ps,
-				h->keep_left + 1, h->peek, &n);
+				h->keep_left + 1, peek, &n);
 	h->scan_ns += gpsu_user_now() - t0;
 	if (ret || n > h->keep_left)
 		return false;
 	h->keep_left -= n;
 	h->keeping = true;
 	for (i = 0; i < n; i++)
-		gpsu_user_page(h, h->peek[i]);
+		gpsu_user_page(h, peek[i]);
 	h->keeping = false;
 	return true;
 }
@@ -258,6 +269,8 @@ static int gpsu_user_harvest(struct gpsu_harvest *h, char *view,
 			     uint64_t *scans)
 {
 	struct gpsu_user_alloc *ua = h->ua;
+	/* rent paid up: every run protected, kept pages with the rest */
+	bool paid = ua->rent[h->view] >= h->keep_budget;
 	size_t g = 0, e;
 	int ret = 0;
 
@@ -273,8 +286,7 @@ static int gpsu_user_harvest(struct gpsu_harvest *h, char *view,
 			break;
 		h->page0 = g * ua->ps / PAGE_SIZE;
 		(*scans)++;
-		/* rent paid up: protecting once costs what it costs again */
-		if (h->keep_left && ua->rent[h->view] < h->keep_budget) {
+		if (!paid && h->keep_left) {
 			uint64_t again = h->rediffed;
 
 			if (gpsu_user_harvest_kept(h, view, g, e)) {
@@ -283,18 +295,18 @@ static int gpsu_user_harvest(struct gpsu_harvest *h, char *view,
 				continue;
 			}
 		}
-		ua->rent[h->view] = 0;
 		found = h->written + h->rediffed;
 		h->ranges = 0;
 		h->last_range = SIZE_MAX;
-		t0 = gpsu_user_now();
+		t0 = h->scan_ns;
 		ret = gpsu_capture_harvest(view + g * ua->ps, (e - g) * ua->ps,
 					   gpsu_user_page, h, &h->scan_ns);
 		if (!ret && h->written + h->rediffed > found)
-			gpsu_user_protect_cost(gpsu_user_now() - t0,
-					       h->ranges);
+			gpsu_user_protect_cost(h->scan_ns - t0, h->ranges);
 		g = e;
 	}
+	if (paid && !ret)
+		ua->rent[h->view] = 0;
 	return ret;
 }
 

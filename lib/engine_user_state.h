@@ -54,6 +54,8 @@ struct gpsu_user_dev {
 	struct gpsu_user_item *items;
 	size_t nitems, cap;
 	struct gpsu_harvest *hs[GPSU_HELP_MAX + 1];
+	size_t *peek;			/* a run's written pages, under lock:
+					 * GPSU_KEEP_MAX + 1 */
 };
 
 /* A written page a fence found: diffed and pushed by it or a helper. */
@@ -167,7 +169,6 @@ struct gpsu_harvest {
 	size_t ranges, last_range;	/* 2 MiB ranges a scan protected */
 	bool keeping;			/* the run's pages stay writable */
 	bool collect;			/* a fence's scan: list, diff later */
-	size_t peek[GPSU_KEEP_MAX + 1];	/* a run's written pages */
 	struct gps_diff df;
 };
 

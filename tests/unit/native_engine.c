@@ -219,6 +219,70 @@ TEST(keep_pages_0_protects_every_harvest)
 	}
 }
 
+/*
+ * A view of two runs (GPS page 8 has one subscriber): a page kept in the
+ * first run is protected once its rent is paid, though the second run
+ * has nothing kept (before, a paid rent protected the run the harvest
+ * was at, and the first run's page was diffed blind at every release).
+ */
+TEST(a_kept_page_of_a_view_of_two_runs_is_protected)
+{
+	struct gpsu_user_stats s0, s1;
+	volatile uint64_t *a;
+	uint64_t *p;
+	int d, e;
+
+	use_native(NDEV);
+	setenv("GPSU_KEEP_PAGES", "4", 1);
+	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 16 * 4096,
+					   gpsMemGPSPage4K));
+	for (d = 1; d < NDEV; d++)
+		ASSERT_EQ(gpsSuccess, gpsMemAdvise(p + 8 * 512, 4096,
+					gpsMemAdviseGPSUnsubscribe, d));
+	a = view(p, 0);
+	gpsu_user_stats(&s0);
+	a[0] = 5;
+	release_stats(0, &s1);
+	ASSERT_EQ(1, s1.pages_written - s0.pages_written);
+	for (e = 0; e < 20; e++)
+		release_stats(0, &s1);
+	/* 4 diffs of rent, then protected with the rest of the view */
+	ASSERT_EQ(1, s1.pages_protected - s0.pages_protected);
+	ASSERT_EQ(5, s1.pages_rediffed - s0.pages_rediffed);
+	ASSERT_EQ(5, ((volatile uint64_t *)view(p, 1))[0]);
+}
+
+/* GPSU_KEEP_PAGES: auto or 0 to 512; anything else fails the set-up. */
+TEST(keep_pages_refused)
+{
+	static const char *const bad[] = { "513", "-1", "abc", "4k", "0x10" };
+	static const char *const good[] = { "auto", "0", "512" };
+	unsigned int i;
+	int n;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]) +
+			sizeof(good) / sizeof(good[0]); i++) {
+		bool ok = i >= sizeof(bad) / sizeof(bad[0]);
+		const char *v = ok ? good[i - sizeof(bad) / sizeof(bad[0])] :
+				     bad[i];
+		pid_t pid = fork();
+		int status;
+
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			use_native(NDEV);
+			setenv("GPSU_KEEP_PAGES", v, 1);
+			_exit((gpsGetDeviceCount(&n) == gpsSuccess) == ok ?
+			      0 : 1);
+		}
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status));
+		EXPECT_EQ(0, WEXITSTATUS(status)) {
+			TH_LOG("GPSU_KEEP_PAGES=%s", v);
+		}
+	}
+}
+
 /* GPSU_ENGINE=user chooses it; GPSU_DEVICES sets the device count. */
 TEST(selected_by_environment)
 {
@@ -323,7 +387,7 @@ TEST(publish_at_release)
 	/* one block, into each of the three other replicas */
 	ASSERT_EQ(NDEV - 1, s1.blocks_pushed - s0.blocks_pushed);
 
-	/* protected again: a release without a store harvests nothing */
+	/* a release without a store finds no new write */
 	ASSERT_EQ(gpsSuccess, release(0));
 	gpsu_user_stats(&s0);
 	ASSERT_EQ(s1.pages_written, s0.pages_written);
