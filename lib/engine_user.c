@@ -238,6 +238,7 @@ static gpsError_t gpsu_user_open(struct gpsu_engine_info *info)
 	gpsu_user.change_delay_us = (unsigned int)
 		gpsu_user_env("GPSU_TEST_CHANGE_DELAY_US", 0);
 	gpsu_user.protect_call_ns = 0;
+	gpsu_user.walk_ns_mib = 0;
 	cap = (unsigned int)gpsu_user_knob(GPSU_K(queue_capacity));
 	block = (unsigned int)gpsu_user_knob(GPSU_K(block_size));
 	for (d = 0; d < gpsu_user.ndev; d++) {
@@ -385,6 +386,7 @@ static void gpsu_user_release(struct gpsu_user_alloc *ua)
 	free(ua->thrash);
 	free(ua->kept);
 	free(ua->rent);
+	free(ua->unpeeked);
 	free(ua);
 }
 
@@ -565,7 +567,9 @@ static int gpsu_user_alloc(struct gpsu_alloc *a, unsigned int page_size)
 				  ua->kept_stride, sizeof(long));
 		ua->rent = calloc((size_t)gpsu_user.ndev + 1,
 				  sizeof(*ua->rent));
-		if (!ua->kept || !ua->rent)
+		ua->unpeeked = calloc((size_t)gpsu_user.ndev + 1,
+				      sizeof(*ua->unpeeked));
+		if (!ua->kept || !ua->rent || !ua->unpeeked)
 			goto err_release;
 	}
 	a->map_size = ua->len;

@@ -84,11 +84,12 @@ int gpsu_capture_written(void *addr, size_t len,
 			 void (*fn)(void *ctx, size_t page), void *ctx);
 /*
  * The first written pages of [@addr, @addr + @len), up to @max of them,
- * into @pages (indices from @addr), *@n how many; protects nothing, so
- * no TLB is flushed. *@n == @max: there may be more.
+ * into @pages (indices from @addr), *@n how many, *@walked the bytes
+ * walked; protects nothing, so no TLB is flushed. *@n == @max: there
+ * may be more.
  */
 int gpsu_capture_peek(void *addr, size_t len, size_t max, size_t *pages,
-		      size_t *n);
+		      size_t *n, size_t *walked);
 
 /* ---- access faults (engine_user_fault.c) ---------------------------- */
 

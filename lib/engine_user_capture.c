@@ -345,7 +345,7 @@ int gpsu_capture_written(void *addr, size_t len,
 }
 
 int gpsu_capture_peek(void *addr, size_t len, size_t max, size_t *pages,
-		      size_t *n)
+		      size_t *n, size_t *walked)
 {
 	struct page_region vec[GPSU_SCAN_VEC];
 	uintptr_t start = (uintptr_t)addr, end = start + len;
@@ -380,5 +380,6 @@ int gpsu_capture_peek(void *addr, size_t len, size_t max, size_t *pages,
 			break;
 		start = arg.walk_end;
 	}
+	*walked = (start < end ? start : end) - (uintptr_t)addr;
 	return 0;
 }

@@ -188,7 +188,9 @@ static void gpsu_user_page(void *ctx, size_t page)
  * as it does on a protected page. A harvest keeps at most keep_budget
  * pages (gpsu_user_keep_budget(): as many as one protection costs in
  * diffs), the kept ones among them. A run with more written pages is
- * protected whole, kept pages too, and every run of a view whose
+ * protected whole, kept pages too (and the view's next
+ * GPSU_KEEP_UNPEEKED harvests protect without peeking, so that a dense
+ * writer does not pay two walks a harvest), and every run of a view whose
  * harvests have diffed keep_budget kept pages again since its runs were
  * last all protected (rent paid up to the price: a page kept but no
  * longer written is diffed blind at most that long, and a page written
@@ -209,23 +211,40 @@ static size_t gpsu_user_keep_budget(void)
 }
 
 /*
- * What one protection of a 2 MiB range cost (the scan's ioctl time per
- * range it protected pages in), averaged: from the starting guess, each
- * sample weighed 1/8 and at most 4 times the average, so that one scan
- * slowed by preemption does not set the budget.
+ * *@avg averaged with @sample, each sample weighed 1/8 and, with @first
+ * for the first, at most 4 times the average (0: any, the first taken
+ * whole), so that one scan slowed by preemption does not set a budget.
  */
-static void gpsu_user_protect_cost(uint64_t ns, size_t ranges)
+static void gpsu_user_average(uint64_t *avg, uint64_t sample, uint64_t first)
 {
-	uint64_t c = __atomic_load_n(&gpsu_user.protect_call_ns,
-				     __ATOMIC_RELAXED);
+	uint64_t c = __atomic_load_n(avg, __ATOMIC_RELAXED);
 
+	if (!c && !first) {
+		__atomic_store_n(avg, sample ? sample : 1, __ATOMIC_RELAXED);
+		return;
+	}
 	if (!c)
-		c = (uint64_t)GPSU_KEEP_START * GPSU_KEEP_DIFF_NS;
-	ns /= ranges ? ranges : 1;
-	if (ns > 4 * c)
-		ns = 4 * c;
-	__atomic_store_n(&gpsu_user.protect_call_ns, (7 * c + ns) / 8,
-			 __ATOMIC_RELAXED);
+		c = first;
+	if (sample > 4 * c)
+		sample = 4 * c;
+	__atomic_store_n(avg, (7 * c + sample) / 8, __ATOMIC_RELAXED);
+}
+
+/*
+ * What one protection of a 2 MiB range cost: a protecting scan's ioctl
+ * time (@ns) over a run of @bytes, net of what walking the run costs (a
+ * peek's, per MiB), per range it protected pages in; averaged from the
+ * starting guess.
+ */
+static void gpsu_user_protect_cost(uint64_t ns, size_t bytes, size_t ranges)
+{
+	uint64_t walk = __atomic_load_n(&gpsu_user.walk_ns_mib,
+					__ATOMIC_RELAXED);
+
+	walk = (uint64_t)((double)walk * bytes / (1 << 20));
+	ns = ns > walk ? ns - walk : 0;
+	gpsu_user_average(&gpsu_user.protect_call_ns, ns / (ranges ? ranges : 1),
+			  (uint64_t)GPSU_KEEP_START * GPSU_KEEP_DIFF_NS);
 }
 
 /*
@@ -236,17 +255,28 @@ static void gpsu_user_protect_cost(uint64_t ns, size_t ranges)
 static bool gpsu_user_harvest_kept(struct gpsu_harvest *h, char *view,
 				   size_t g, size_t e)
 {
-	const struct gpsu_user_alloc *ua = h->ua;
+	struct gpsu_user_alloc *ua = h->ua;
 	size_t *peek = gpsu_user.dev[h->dev].peek;
 	uint64_t t0 = gpsu_user_now();
 	size_t n, i;
 	int ret;
 
+	size_t walked = 0;
+	uint64_t ns;
+
 	ret = gpsu_capture_peek(view + g * ua->ps, (e - g) * ua->ps,
-				h->keep_left + 1, peek, &n);
-	h->scan_ns += gpsu_user_now() - t0;
-	if (ret || n > h->keep_left)
+				h->keep_left + 1, peek, &n, &walked);
+	ns = gpsu_user_now() - t0;
+	h->scan_ns += ns;
+	/* what a walk costs, that a protecting scan's time is net of */
+	if (!ret && walked >= (64 << 10))
+		gpsu_user_average(&gpsu_user.walk_ns_mib,
+				  (uint64_t)((double)ns * (1 << 20) / walked),
+				  0);
+	if (ret || n > h->keep_left) {
+		ua->unpeeked[h->view] = GPSU_KEEP_UNPEEKED;
 		return false;
+	}
 	h->keep_left -= n;
 	h->keeping = true;
 	for (i = 0; i < n; i++)
@@ -271,6 +301,8 @@ static int gpsu_user_harvest(struct gpsu_harvest *h, char *view,
 	struct gpsu_user_alloc *ua = h->ua;
 	/* rent paid up: every run protected, kept pages with the rest */
 	bool paid = ua->rent[h->view] >= h->keep_budget;
+	/* a peek found too many lately: protect without one for a while */
+	bool unpeeked = ua->unpeeked[h->view] > 0;
 	size_t g = 0, e;
 	int ret = 0;
 
@@ -286,7 +318,7 @@ static int gpsu_user_harvest(struct gpsu_harvest *h, char *view,
 			break;
 		h->page0 = g * ua->ps / PAGE_SIZE;
 		(*scans)++;
-		if (!paid && h->keep_left) {
+		if (!paid && !unpeeked && h->keep_left) {
 			uint64_t again = h->rediffed;
 
 			if (gpsu_user_harvest_kept(h, view, g, e)) {
@@ -302,11 +334,14 @@ static int gpsu_user_harvest(struct gpsu_harvest *h, char *view,
 		ret = gpsu_capture_harvest(view + g * ua->ps, (e - g) * ua->ps,
 					   gpsu_user_page, h, &h->scan_ns);
 		if (!ret && h->written + h->rediffed > found)
-			gpsu_user_protect_cost(h->scan_ns - t0, h->ranges);
+			gpsu_user_protect_cost(h->scan_ns - t0,
+					       (e - g) * ua->ps, h->ranges);
 		g = e;
 	}
 	if (paid && !ret)
 		ua->rent[h->view] = 0;
+	if (unpeeked)
+		ua->unpeeked[h->view]--;
 	return ret;
 }
 

@@ -39,6 +39,7 @@
 #define GPSU_KEEP_MAX		512
 #define GPSU_KEEP_DIFF_NS	500
 #define GPSU_KEEP_START		64	/* before any scan was timed */
+#define GPSU_KEEP_UNPEEKED	8	/* harvests unpeeked after too many */
 
 struct gpsu_user_dev {
 	pthread_mutex_t lock;		/* harvest and queue (engine_user.h) */
@@ -115,11 +116,14 @@ struct gpsu_user_alloc {
 	 * lock of the device that harvests the view (the host view's: its
 	 * home's), or allocs_lock for writing. Counts only: a kept page
 	 * found again is no new write fault. rent[v]: the kept pages the
-	 * harvests of view v diffed again since it was last protected.
+	 * harvests of view v diffed again since its runs were last all
+	 * protected; unpeeked[v]: harvests of view v left to protect
+	 * without a peek, after a peek found too many written pages.
 	 */
 	unsigned long *kept;
 	size_t kept_stride;
-	uint64_t *rent;		/* per view: kept pages diffed again */
+	uint64_t *rent;
+	uint64_t *unpeeked;
 };
 
 struct gpsu_user_state {
@@ -138,7 +142,8 @@ struct gpsu_user_state {
 	unsigned int push_delay_us;	/* $GPSU_TEST_PUSH_DELAY_US: tests */
 	unsigned int change_delay_us;	/* $GPSU_TEST_CHANGE_DELAY_US */
 	int keep_pages;			/* $GPSU_KEEP_PAGES, -1: by cost */
-	uint64_t protect_call_ns;	/* atomic: a protecting scan, average */
+	uint64_t protect_call_ns;	/* atomic: a protection, average */
+	uint64_t walk_ns_mib;		/* atomic: a peek's walk of 1 MiB */
 	struct gpsu_user_dev dev[GPSU_MAX_DEVICES];
 	pthread_rwlock_t allocs_lock;
 	struct gpsu_user_alloc *allocs;	/* GPS allocations */

@@ -77,6 +77,17 @@ static gpsError_t release(int d)
 	return err ? err : gpsDeviceSynchronize();
 }
 
+/*
+ * The keep rule at @k (GPSU_KEEP_PAGES), and no push-thread round that
+ * could harvest between the releases whose counts a test asserts.
+ */
+static void keep_env(const char *k)
+{
+	setenv("GPSU_KEEP_PAGES", k, 1);
+	setenv("GPSU_KNOB_harvest_ahead", "0", 1);
+	setenv("GPSU_KNOB_link_bandwidth", "0", 1);
+}
+
 /* Stats after @d's release. */
 static void release_stats(int d, struct gpsu_user_stats *s)
 {
@@ -99,7 +110,7 @@ TEST(a_kept_page_is_published_without_a_fault)
 	int e;
 
 	use_native(NDEV);
-	setenv("GPSU_KEEP_PAGES", "4", 1);
+	keep_env("4");
 	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 65536,
 					   gpsMemGPSPage4K));
 	a = view(p, 0);
@@ -141,7 +152,7 @@ TEST(a_kept_page_is_protected_once_its_rent_is_paid)
 	int e;
 
 	use_native(NDEV);
-	setenv("GPSU_KEEP_PAGES", "4", 1);
+	keep_env("4");
 	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 65536,
 					   gpsMemGPSPage4K));
 	a = view(p, 0);
@@ -175,7 +186,7 @@ TEST(many_written_pages_are_protected)
 	int i;
 
 	use_native(NDEV);
-	setenv("GPSU_KEEP_PAGES", "4", 1);
+	keep_env("4");
 	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 65536,
 					   gpsMemGPSPage4K));
 	a = view(p, 0);
@@ -203,7 +214,7 @@ TEST(keep_pages_0_protects_every_harvest)
 	int e;
 
 	use_native(NDEV);
-	setenv("GPSU_KEEP_PAGES", "0", 1);
+	keep_env("0");
 	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 65536,
 					   gpsMemGPSPage4K));
 	a = view(p, 0);
@@ -233,7 +244,7 @@ TEST(a_kept_page_of_a_view_of_two_runs_is_protected)
 	int d, e;
 
 	use_native(NDEV);
-	setenv("GPSU_KEEP_PAGES", "4", 1);
+	keep_env("4");
 	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 16 * 4096,
 					   gpsMemGPSPage4K));
 	for (d = 1; d < NDEV; d++)
