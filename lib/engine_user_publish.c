@@ -257,12 +257,9 @@ static bool gpsu_user_harvest_kept(struct gpsu_harvest *h, char *view,
 {
 	struct gpsu_user_alloc *ua = h->ua;
 	size_t *peek = gpsu_user.dev[h->dev].peek;
-	uint64_t t0 = gpsu_user_now();
-	size_t n, i;
+	uint64_t t0 = gpsu_user_now(), ns;
+	size_t n, i, walked = 0;
 	int ret;
-
-	size_t walked = 0;
-	uint64_t ns;
 
 	ret = gpsu_capture_peek(view + g * ua->ps, (e - g) * ua->ps,
 				h->keep_left + 1, peek, &n, &walked);
