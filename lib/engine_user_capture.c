@@ -283,18 +283,24 @@ static uint64_t gpsu_capture_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* The walks of gpsu_capture_harvest() (@flags its) and _written() (0). */
+/*
+ * The walks of gpsu_capture_harvest() (@flags its), _written() (0) and
+ * _peek() (@max pages at most, 0: all; *@walked, when not NULL, the
+ * bytes walked).
+ */
 static int gpsu_capture_scan(void *addr, size_t len,
 			     void (*fn)(void *ctx, size_t page), void *ctx,
-			     uint64_t *scan_ns, uint64_t flags)
+			     uint64_t *scan_ns, uint64_t flags, size_t max,
+			     size_t *walked)
 {
 	uint64_t t0 = 0;
 	struct page_region vec[GPSU_SCAN_VEC];
 	uintptr_t start = (uintptr_t)addr, end = start + len;
 	struct pm_scan_arg arg;
+	size_t found = 0;
 	long n, i;
 
-	while (start < end) {
+	while (start < end && (!max || found < max)) {
 		memset(&arg, 0, sizeof(arg));
 		arg.size = sizeof(arg);
 		arg.flags = flags;
@@ -302,6 +308,7 @@ static int gpsu_capture_scan(void *addr, size_t len,
 		arg.end = end;
 		arg.vec = (uintptr_t)vec;
 		arg.vec_len = GPSU_SCAN_VEC;
+		arg.max_pages = max ? max - found : 0;
 		arg.category_mask = PAGE_IS_WRITTEN;
 		arg.return_mask = PAGE_IS_WRITTEN;
 		if (scan_ns)
@@ -314,7 +321,9 @@ static int gpsu_capture_scan(void *addr, size_t len,
 		for (i = 0; i < n; i++) {
 			uintptr_t p;
 
-			for (p = vec[i].start; p < vec[i].end; p += gpsu_psize) {
+			for (p = vec[i].start;
+			     p < vec[i].end && (!max || found < max);
+			     p += gpsu_psize, found++) {
 				if (fn)
 					fn(ctx, (p - (uintptr_t)addr) /
 						    gpsu_psize);
@@ -327,6 +336,8 @@ static int gpsu_capture_scan(void *addr, size_t len,
 			break;
 		start = arg.walk_end;
 	}
+	if (walked)
+		*walked = (start < end ? start : end) - (uintptr_t)addr;
 	return 0;
 }
 
@@ -335,51 +346,38 @@ int gpsu_capture_harvest(void *addr, size_t len,
 			 uint64_t *scan_ns)
 {
 	return gpsu_capture_scan(addr, len, fn, ctx, scan_ns,
-				 PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC);
+				 PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC, 0,
+				 NULL);
 }
 
 int gpsu_capture_written(void *addr, size_t len,
 			 void (*fn)(void *ctx, size_t page), void *ctx)
 {
-	return gpsu_capture_scan(addr, len, fn, ctx, NULL, 0);
+	return gpsu_capture_scan(addr, len, fn, ctx, NULL, 0, 0, NULL);
+}
+
+/* Where gpsu_capture_peek() lists the pages it finds. */
+struct gpsu_capture_list {
+	size_t *pages;
+	size_t n;
+};
+
+static void gpsu_capture_list_add(void *ctx, size_t page)
+{
+	struct gpsu_capture_list *l = ctx;
+
+	l->pages[l->n++] = page;
 }
 
 int gpsu_capture_peek(void *addr, size_t len, size_t max, size_t *pages,
 		      size_t *n, size_t *walked)
 {
-	struct page_region vec[GPSU_SCAN_VEC];
-	uintptr_t start = (uintptr_t)addr, end = start + len;
-	struct pm_scan_arg arg;
-	long got, i;
+	struct gpsu_capture_list l = { pages, 0 };
+	int ret;
 
-	*n = 0;
-	while (start < end && *n < max) {
-		memset(&arg, 0, sizeof(arg));
-		arg.size = sizeof(arg);
-		/* a range not registered fails, as in a harvest */
-		arg.flags = PM_SCAN_CHECK_WPASYNC;
-		arg.start = start;
-		arg.end = end;
-		arg.vec = (uintptr_t)vec;
-		arg.vec_len = GPSU_SCAN_VEC;
-		arg.max_pages = max - *n;
-		arg.category_mask = PAGE_IS_WRITTEN;
-		arg.return_mask = PAGE_IS_WRITTEN;
-		got = gpsu_ioctl_retry(gpsu_pagemap, PAGEMAP_SCAN, &arg);
-		if (got < 0)
-			return errno;
-		for (i = 0; i < got; i++) {
-			uintptr_t p;
-
-			for (p = vec[i].start; p < vec[i].end && *n < max;
-			     p += gpsu_psize)
-				pages[(*n)++] = (p - (uintptr_t)addr) /
-						gpsu_psize;
-		}
-		if (arg.walk_end <= start)
-			break;
-		start = arg.walk_end;
-	}
-	*walked = (start < end ? start : end) - (uintptr_t)addr;
-	return 0;
+	/* a range not registered fails, as in a harvest */
+	ret = gpsu_capture_scan(addr, len, gpsu_capture_list_add, &l, NULL,
+				PM_SCAN_CHECK_WPASYNC, max, walked);
+	*n = l.n;
+	return ret;
 }

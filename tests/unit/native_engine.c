@@ -88,6 +88,21 @@ static void keep_env(const char *k)
 	setenv("GPSU_KNOB_link_bandwidth", "0", 1);
 }
 
+/*
+ * A native engine with the keep rule at @k, an automatic allocation of
+ * 16 GPS pages of 4 KiB at *@p, and devices 0's and 1's views of it.
+ */
+static void keep_alloc(const char *k, uint64_t **p, volatile uint64_t **a,
+		       volatile uint64_t **b)
+{
+	use_native(NDEV);
+	keep_env(k);
+	if (gpsMallocGPS((void **)p, 65536, gpsMemGPSPage4K) != gpsSuccess)
+		abort();
+	*a = view(*p, 0);
+	*b = view(*p, 1);
+}
+
 /* Stats after @d's release. */
 static void release_stats(int d, struct gpsu_user_stats *s)
 {
@@ -109,12 +124,7 @@ TEST(a_kept_page_is_published_without_a_fault)
 	uint64_t *p;
 	int e;
 
-	use_native(NDEV);
-	keep_env("4");
-	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 65536,
-					   gpsMemGPSPage4K));
-	a = view(p, 0);
-	b = view(p, 1);
+	keep_alloc("4", &p, &a, &b);
 	gpsu_user_stats(&s0);
 	a[3 * 512] = 1;
 	release_stats(0, &s1);
@@ -151,12 +161,7 @@ TEST(a_kept_page_is_protected_once_its_rent_is_paid)
 	uint64_t *p;
 	int e;
 
-	use_native(NDEV);
-	keep_env("4");
-	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 65536,
-					   gpsMemGPSPage4K));
-	a = view(p, 0);
-	b = view(p, 1);
+	keep_alloc("4", &p, &a, &b);
 	gpsu_user_stats(&s0);
 	a[0] = 7;
 	release_stats(0, &s1);			/* kept, rent 0 */
@@ -185,12 +190,7 @@ TEST(many_written_pages_are_protected)
 	uint64_t *p;
 	int i;
 
-	use_native(NDEV);
-	keep_env("4");
-	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 65536,
-					   gpsMemGPSPage4K));
-	a = view(p, 0);
-	b = view(p, 1);
+	keep_alloc("4", &p, &a, &b);
 	gpsu_user_stats(&s0);
 	for (i = 0; i < 5; i++)
 		a[i * 512] = 10 + (uint64_t)i;
@@ -213,12 +213,7 @@ TEST(keep_pages_0_protects_every_harvest)
 	uint64_t *p;
 	int e;
 
-	use_native(NDEV);
-	keep_env("0");
-	ASSERT_EQ(gpsSuccess, gpsMallocGPS((void **)&p, 65536,
-					   gpsMemGPSPage4K));
-	a = view(p, 0);
-	b = view(p, 1);
+	keep_alloc("0", &p, &a, &b);
 	for (e = 0; e < 3; e++) {
 		gpsu_user_stats(&s0);
 		a[512] = 20 + (uint64_t)e;
